@@ -1,0 +1,226 @@
+/*
+ * Internal helpers: messages, secret wiping, the growable buffer.
+ */
+#include "config.h"
+
+#include "common.h"
+
+#include <p11glue/p11glue.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+pg_precondition_failed(const char *func, const char *expr)
+{
+	pg_message("%s: precondition failed: %s", func, expr);
+}
+
+void
+pg_message(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	/* One write per message, so lines from threads do not interleave. */
+	fprintf(stderr, "p11glue: %s\n", line);
+}
+
+void
+pg_memzero(void *p, size_t len)
+{
+	if (p == NULL || len == 0)
+		return;
+#if HAVE_EXPLICIT_BZERO
+	explicit_bzero(p, len);
+#else
+	volatile unsigned char *v = p;
+	while (len--)
+		*v++ = 0;
+#endif
+}
+
+bool
+pg_ct_equal(const void *a, const void *b, size_t len)
+{
+	const volatile unsigned char *x = a;
+	const volatile unsigned char *y = b;
+	unsigned char diff = 0;
+
+	for (size_t i = 0; i < len; i++)
+		diff |= x[i] ^ y[i];
+	return diff == 0;
+}
+
+void
+pg_free_secret(void *p, size_t len)
+{
+	pg_memzero(p, len);
+	free(p);
+}
+
+unsigned char *
+pg_memdup0(const void *data, size_t len)
+{
+	unsigned char *copy;
+
+	if (len == SIZE_MAX)
+		return NULL;
+	copy = malloc(len + 1);
+	if (copy == NULL)
+		return NULL;
+	if (len > 0)
+		memcpy(copy, data, len);
+	copy[len] = 0;
+	return copy;
+}
+
+void
+pg_buf_init(pg_buf *buf)
+{
+	memset(buf, 0, sizeof(*buf));
+}
+
+void
+pg_buf_clear(pg_buf *buf)
+{
+	if (buf == NULL)
+		return;
+	pg_free_secret(buf->data, buf->cap);
+	pg_buf_init(buf);
+}
+
+/* Makes room for extra more bytes plus the trailing NUL. */
+static bool
+buf_reserve(pg_buf *buf, size_t extra)
+{
+	size_t want, cap;
+	unsigned char *data;
+
+	if (buf->failed)
+		return false;
+	if (extra > SIZE_MAX / 2 - buf->len - 1) {
+		buf->failed = true;
+		return false;
+	}
+	want = buf->len + extra + 1;
+	if (want <= buf->cap)
+		return true;
+	cap = buf->cap ? buf->cap : 64;
+	while (cap < want)
+		cap *= 2;
+	/* Grow by copy, not realloc, so the old block can be wiped. */
+	data = malloc(cap);
+	if (data == NULL) {
+		buf->failed = true;
+		return false;
+	}
+	if (buf->len > 0)
+		memcpy(data, buf->data, buf->len);
+	pg_free_secret(buf->data, buf->cap);
+	buf->data = data;
+	buf->cap = cap;
+	return true;
+}
+
+void
+pg_buf_add(pg_buf *buf, const void *data, size_t len)
+{
+	if (!buf_reserve(buf, len))
+		return;
+	if (len > 0)
+		memcpy(buf->data + buf->len, data, len);
+	buf->len += len;
+	buf->data[buf->len] = 0;
+}
+
+void
+pg_buf_add_byte(pg_buf *buf, unsigned char byte)
+{
+	pg_buf_add(buf, &byte, 1);
+}
+
+void
+pg_buf_add_str(pg_buf *buf, const char *str)
+{
+	pg_buf_add(buf, str, strlen(str));
+}
+
+void
+pg_buf_printf(pg_buf *buf, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		buf->failed = true;
+		return;
+	}
+	if (!buf_reserve(buf, (size_t)n))
+		return;
+	va_start(ap, fmt);
+	vsnprintf((char *)buf->data + buf->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	buf->len += (size_t)n;
+}
+
+char *
+pg_buf_steal(pg_buf *buf, size_t *len)
+{
+	char *data;
+
+	if (buf->failed) {
+		pg_buf_clear(buf);
+		return NULL;
+	}
+	if (!buf_reserve(buf, 0)) {
+		pg_buf_clear(buf);
+		return NULL;
+	}
+	data = (char *)buf->data;
+	if (len != NULL)
+		*len = buf->len;
+	pg_buf_init(buf);
+	return data;
+}
+
+const char *
+p11glue_strerror(int result)
+{
+	switch (result) {
+	case P11GLUE_OK:
+		return "success";
+	case P11GLUE_ERR_NOMEM:
+		return "out of memory";
+	case P11GLUE_ERR_ARGS:
+		return "invalid arguments";
+	case P11GLUE_ERR_URI_SCHEME:
+		return "not a PKCS#11 URI (scheme is not \"pkcs11:\")";
+	case P11GLUE_ERR_URI_SYNTAX:
+		return "bad URI syntax";
+	case P11GLUE_ERR_URI_NAME:
+		return "unknown URI attribute";
+	case P11GLUE_ERR_URI_VALUE:
+		return "invalid URI attribute value";
+	case P11GLUE_ERR_URI_ENCODING:
+		return "bad percent-encoding";
+	case P11GLUE_ERR_URI_DUPLICATE:
+		return "URI attribute given more than once";
+	default:
+		return "unknown error";
+	}
+}
+
+const char *
+p11glue_version(void)
+{
+	return PACKAGE_VERSION;
+}

@@ -1,0 +1,79 @@
+/*
+ * Internal helpers shared by every part of p11glue (never installed).
+ * Names here are pg_<noun>_<verb>; nothing here is exported from the
+ * shared library.
+ */
+#ifndef PG_COMMON_H
+#define PG_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PG_N_ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
+#define PG_MUST_CHECK __attribute__((warn_unused_result))
+#define PG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+
+/*
+ * Reports a caller bug (a broken precondition) on stderr and returns.
+ * Used at API boundaries; a module never aborts the process it runs in.
+ */
+void pg_precondition_failed(const char *func, const char *expr);
+
+#define pg_return_val_if_fail(expr, val)                         \
+	do {                                                         \
+		if (!(expr)) {                                           \
+			pg_precondition_failed(__func__, #expr);             \
+			return (val);                                        \
+		}                                                        \
+	} while (0)
+
+#define pg_return_if_fail(expr)                                  \
+	do {                                                         \
+		if (!(expr)) {                                           \
+			pg_precondition_failed(__func__, #expr);             \
+			return;                                              \
+		}                                                        \
+	} while (0)
+
+/* Writes "p11glue: <message>" to stderr. */
+void pg_message(const char *fmt, ...) PG_PRINTF(1, 2);
+
+/* Wipes len bytes at p; the compiler may not drop it. p may be NULL. */
+void pg_memzero(void *p, size_t len);
+
+/* Constant-time comparison of two equally long byte strings. */
+bool pg_ct_equal(const void *a, const void *b, size_t len);
+
+/* Wipes then frees len bytes at p (NULL is fine). */
+void pg_free_secret(void *p, size_t len);
+
+/*
+ * A growable byte buffer. A failed allocation sets `failed`, after which
+ * every add is a no-op, so a run of adds is checked once at the end.
+ * The data is always followed by a NUL that len does not count.
+ */
+typedef struct {
+	unsigned char *data;
+	size_t len;
+	size_t cap;
+	bool failed;
+} pg_buf;
+
+void pg_buf_init(pg_buf *buf);
+/* Wipes and frees the contents; buf may be reused after pg_buf_init. */
+void pg_buf_clear(pg_buf *buf);
+void pg_buf_add(pg_buf *buf, const void *data, size_t len);
+void pg_buf_add_byte(pg_buf *buf, unsigned char byte);
+void pg_buf_add_str(pg_buf *buf, const char *str);
+void pg_buf_printf(pg_buf *buf, const char *fmt, ...) PG_PRINTF(2, 3);
+/*
+ * Hands the contents to the caller (free with free()) and empties buf.
+ * Returns NULL if any add failed (the contents are then wiped).
+ */
+char *pg_buf_steal(pg_buf *buf, size_t *len);
+
+/* Duplicates len bytes and appends a NUL; NULL when out of memory. */
+unsigned char *pg_memdup0(const void *data, size_t len);
+
+#endif /* PG_COMMON_H */
