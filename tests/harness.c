@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 typedef struct {
-	const char *name;
+	char *name;
+	void (*destroy)(void *);
 	pg_test_func func;
 	pg_test_data_func data_func;
 	const void *data;
@@ -44,16 +45,42 @@ add_case(test_case tc)
 	cases[n_cases++] = tc;
 }
 
+static char *
+copy_name(const char *name)
+{
+	char *copy = strdup(name);
+
+	if (copy == NULL) {
+		fprintf(stderr, "out of memory\n");
+		exit(99);
+	}
+	return copy;
+}
+
 void
 pg_test(const char *name, pg_test_func func)
 {
-	add_case((test_case){ .name = name, .func = func });
+	add_case((test_case){ .name = copy_name(name), .func = func });
 }
 
 void
 pg_test_data(const char *name, pg_test_data_func func, const void *data)
 {
-	add_case((test_case){ .name = name, .data_func = func, .data = data });
+	add_case((test_case){ .name = copy_name(name), .data_func = func, .data = data });
+}
+
+void
+pg_test_dataf(pg_test_data_func func, void *data, void (*destroy)(void *),
+              const char *fmt, ...)
+{
+	char name[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	add_case((test_case){ .name = copy_name(name), .data_func = func, .data = data,
+	                      .destroy = destroy });
 }
 
 void
@@ -194,6 +221,11 @@ pg_test_run(int argc, char **argv)
 			failed++;
 		} else
 			printf("ok %zu %s\n", n, tc->name);
+	}
+	for (size_t i = 0; i < n_cases; i++) {
+		free(cases[i].name);
+		if (cases[i].destroy)
+			cases[i].destroy((void *)cases[i].data);
 	}
 	free(cases);
 	return failed ? 1 : 0;

@@ -21,9 +21,14 @@
 typedef void (*pg_test_func)(void);
 typedef void (*pg_test_data_func)(const void *data);
 
-/* Registers a case; name and data must outlive pg_test_run(). */
+/* Registers a case (the name is copied; data must outlive pg_test_run()). */
 void pg_test(const char *name, pg_test_func func);
 void pg_test_data(const char *name, pg_test_data_func func, const void *data);
+
+/* Registers a case named by printf; the harness frees data with destroy
+ * (when not NULL) after the run. */
+void pg_test_dataf(pg_test_data_func func, void *data, void (*destroy)(void *),
+                   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* Optional per-case setup/teardown (NULL for none). */
 void pg_test_fixture(pg_test_func setup, pg_test_func teardown);

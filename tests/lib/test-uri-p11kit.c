@@ -249,7 +249,7 @@ static void
 add_lines(const char *path, const char *prefix, pg_test_data_func func)
 {
 	FILE *f = fopen(path, "r");
-	char *line = NULL, *name;
+	char *line = NULL, *copy;
 	size_t cap = 0;
 	ssize_t n;
 
@@ -262,9 +262,10 @@ add_lines(const char *path, const char *prefix, pg_test_data_func func)
 			line[--n] = 0;
 		if (n == 0 || line[0] == '#')
 			continue;
-		if (asprintf(&name, "%s %s", prefix, line) < 0)
+		copy = strdup(line);
+		if (copy == NULL)
 			exit(99);
-		pg_test_data(name, func, strdup(line));
+		pg_test_dataf(func, copy, free, "%s %s", prefix, line);
 	}
 	free(line);
 	fclose(f);

@@ -1,0 +1,29 @@
+#!/bin/bash
+# Installs the Debian 12 packages p11glue needs to build and test.
+# The one list of dependencies: ./run and .ci/run both use it.
+set -euo pipefail
+
+packages=(
+	# build
+	meson ninja-build gcc pkg-config libc6-dev python3
+	# tests: reference headers and libraries for differential tests
+	libp11-kit-dev libnss3-dev
+	# fuzzing and sanitizer runs
+	clang libclang-rt-14-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "p11glue: installing ${missing[*]}" >&2
+sudo=
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null || { echo "p11glue: run as root to install: ${missing[*]}" >&2; exit 1; }
+	sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
