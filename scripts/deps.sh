@@ -10,6 +10,10 @@ packages=(
 	libp11-kit-dev libnss3-dev
 	# fuzzing and sanitizer runs
 	clang libclang-rt-14-dev
+	# registry and proxy: real modules and clients as the other side
+	# store: build dependencies and real clients
+	# trust
+	# remote
 )
 
 missing=()
