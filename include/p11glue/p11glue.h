@@ -36,7 +36,11 @@ typedef enum {
 	P11GLUE_ERR_URI_NAME = -12,     /* unknown attribute name */
 	P11GLUE_ERR_URI_VALUE = -13,    /* value not valid for its attribute */
 	P11GLUE_ERR_URI_ENCODING = -14, /* bad percent-encoding */
-	P11GLUE_ERR_URI_DUPLICATE = -15 /* attribute given twice */
+	P11GLUE_ERR_URI_DUPLICATE = -15,/* attribute given twice */
+	P11GLUE_ERR_MODULE = -20,       /* a critical module failed to load */
+	P11GLUE_ERR_NOT_FOUND = -21,    /* no such module, token or object */
+	P11GLUE_ERR_PIN_SOURCE = -30,   /* a PIN source could not be read */
+	P11GLUE_ERR_PIN_CANCELLED = -31 /* no PIN: no terminal, or entry ended */
 } p11glue_result;
 
 /*
@@ -53,5 +57,7 @@ P11GLUE_PUBLIC const char *p11glue_version(void);
 #endif
 
 #include <p11glue/uri.h>
+#include <p11glue/registry.h>
+#include <p11glue/pin.h>
 
 #endif /* P11GLUE_P11GLUE_H */

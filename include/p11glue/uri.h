@@ -219,6 +219,25 @@ P11GLUE_PUBLIC bool p11glue_uri_match_attributes(const p11glue_uri *uri,
                                                  CK_ULONG n_attrs);
 
 /*
+ * Matches module-name and module-path: module-name must equal name (the
+ * registry name) and module-path must equal path (the module's file
+ * name, compared as given). Either may be NULL, which matches only a URI
+ * without that attribute.
+ */
+P11GLUE_PUBLIC bool p11glue_uri_match_module(const p11glue_uri *uri, const char *name,
+                                             const char *path);
+
+/*
+ * Set the URI's attributes describing a module, slot or token from the
+ * PKCS#11 structure (blank padding removed). Return P11GLUE_OK or
+ * P11GLUE_ERR_NOMEM.
+ */
+P11GLUE_PUBLIC int p11glue_uri_set_module_info(p11glue_uri *uri, const CK_INFO *info);
+P11GLUE_PUBLIC int p11glue_uri_set_slot_info(p11glue_uri *uri, CK_SLOT_ID slot_id,
+                                             const CK_SLOT_INFO *info);
+P11GLUE_PUBLIC int p11glue_uri_set_token_info(p11glue_uri *uri, const CK_TOKEN_INFO *info);
+
+/*
  * Fills attrs (room for at least 3) with the object attributes the URI
  * names (CKA_LABEL, CKA_CLASS, CKA_ID), ready for C_FindObjectsInit;
  * returns how many. The values are lent from uri and *klass, which must

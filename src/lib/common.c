@@ -214,6 +214,14 @@ p11glue_strerror(int result)
 		return "bad percent-encoding";
 	case P11GLUE_ERR_URI_DUPLICATE:
 		return "URI attribute given more than once";
+	case P11GLUE_ERR_MODULE:
+		return "a critical PKCS#11 module failed to load";
+	case P11GLUE_ERR_NOT_FOUND:
+		return "not found";
+	case P11GLUE_ERR_PIN_SOURCE:
+		return "cannot read the PIN source";
+	case P11GLUE_ERR_PIN_CANCELLED:
+		return "no PIN was entered";
 	default:
 		return "unknown error";
 	}

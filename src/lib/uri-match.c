@@ -7,6 +7,7 @@
 
 #include <p11glue/p11glue.h>
 
+#include <stdio.h>
 #include <string.h>
 
 /*
@@ -147,4 +148,87 @@ p11glue_uri_get_template(const p11glue_uri *uri, CK_ATTRIBUTE attrs[3],
 	if (v->data != NULL)
 		attrs[n++] = (CK_ATTRIBUTE){ CKA_ID, v->data, v->len };
 	return n;
+}
+
+bool
+p11glue_uri_match_module(const p11glue_uri *uri, const char *name, const char *path)
+{
+	const pg_uri_value *v;
+
+	pg_return_val_if_fail(uri != NULL, false);
+	if (uri->unrecognized)
+		return false;
+	v = &uri->fields[P11GLUE_URI_MODULE_NAME];
+	if (v->data != NULL && (name == NULL || strlen(name) != v->len ||
+	                        memcmp(name, v->data, v->len) != 0))
+		return false;
+	v = &uri->fields[P11GLUE_URI_MODULE_PATH];
+	if (v->data != NULL && (path == NULL || strlen(path) != v->len ||
+	                        memcmp(path, v->data, v->len) != 0))
+		return false;
+	return true;
+}
+
+/* Sets a text field from a blank-padded PKCS#11 field. */
+static int
+set_padded(p11glue_uri *uri, p11glue_uri_field field, const CK_UTF8CHAR *data, size_t size)
+{
+	while (size > 0 && (data[size - 1] == ' ' || data[size - 1] == 0))
+		size--;
+	return p11glue_uri_set(uri, field, data, size, NULL);
+}
+
+int
+p11glue_uri_set_module_info(p11glue_uri *uri, const CK_INFO *info)
+{
+	char version[16];
+	int rv;
+
+	pg_return_val_if_fail(uri != NULL && info != NULL, P11GLUE_ERR_ARGS);
+	snprintf(version, sizeof(version), "%u.%u", info->libraryVersion.major,
+	         info->libraryVersion.minor);
+	rv = set_padded(uri, P11GLUE_URI_LIBRARY_MANUFACTURER, info->manufacturerID,
+	                sizeof(info->manufacturerID));
+	if (rv == P11GLUE_OK)
+		rv = set_padded(uri, P11GLUE_URI_LIBRARY_DESCRIPTION, info->libraryDescription,
+		                sizeof(info->libraryDescription));
+	if (rv == P11GLUE_OK)
+		rv = p11glue_uri_set(uri, P11GLUE_URI_LIBRARY_VERSION, version, strlen(version), NULL);
+	return rv;
+}
+
+int
+p11glue_uri_set_slot_info(p11glue_uri *uri, CK_SLOT_ID slot_id, const CK_SLOT_INFO *info)
+{
+	char id[32];
+	int rv;
+
+	pg_return_val_if_fail(uri != NULL && info != NULL, P11GLUE_ERR_ARGS);
+	snprintf(id, sizeof(id), "%lu", slot_id);
+	rv = set_padded(uri, P11GLUE_URI_SLOT_DESCRIPTION, info->slotDescription,
+	                sizeof(info->slotDescription));
+	if (rv == P11GLUE_OK)
+		rv = set_padded(uri, P11GLUE_URI_SLOT_MANUFACTURER, info->manufacturerID,
+		                sizeof(info->manufacturerID));
+	if (rv == P11GLUE_OK)
+		rv = p11glue_uri_set(uri, P11GLUE_URI_SLOT_ID, id, strlen(id), NULL);
+	return rv;
+}
+
+int
+p11glue_uri_set_token_info(p11glue_uri *uri, const CK_TOKEN_INFO *info)
+{
+	int rv;
+
+	pg_return_val_if_fail(uri != NULL && info != NULL, P11GLUE_ERR_ARGS);
+	rv = set_padded(uri, P11GLUE_URI_TOKEN, info->label, sizeof(info->label));
+	if (rv == P11GLUE_OK)
+		rv = set_padded(uri, P11GLUE_URI_MANUFACTURER, info->manufacturerID,
+		                sizeof(info->manufacturerID));
+	if (rv == P11GLUE_OK)
+		rv = set_padded(uri, P11GLUE_URI_SERIAL, info->serialNumber,
+		                sizeof(info->serialNumber));
+	if (rv == P11GLUE_OK)
+		rv = set_padded(uri, P11GLUE_URI_MODEL, info->model, sizeof(info->model));
+	return rv;
 }

@@ -13,6 +13,14 @@
 #include <string.h>
 
 static const pg_command commands[] = {
+	{ "list-modules", "List the registered PKCS#11 modules and their tokens",
+	  pg_cmd_list_modules },
+	{ "list-tokens", "List tokens, or those a URI selects", pg_cmd_list_tokens },
+	{ "list-objects", "List the objects a URI selects", pg_cmd_list_objects },
+	{ "list-mechanisms", "List the mechanisms of the tokens a URI selects",
+	  pg_cmd_list_mechanisms },
+	{ "print-config", "Print the registry configuration as this program sees it",
+	  pg_cmd_print_config },
 	{ "uri", "Parse, check and build PKCS#11 URIs (RFC 7512)", pg_cmd_uri },
 };
 
