@@ -11,6 +11,7 @@ packages=(
 	# fuzzing and sanitizer runs
 	clang libclang-rt-14-dev
 	# registry and proxy: real modules and clients as the other side
+	softhsm2 opensc p11-kit p11-kit-modules libnss3-tools openssh-client valgrind
 	# store: build dependencies and real clients
 	# trust
 	# remote

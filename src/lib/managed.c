@@ -108,6 +108,7 @@ check_session(pg_managed *m, CK_SESSION_HANDLE session)
 		return rv;                                                           \
 	}
 
+#define FWD_INFO FWD_SESSION
 #define FWD_NONE(name, params, args, v3only)
 #define FWD_OPEN(name, params, args, v3only)
 #define FWD_CLOSE(name, params, args, v3only)

@@ -4,7 +4,8 @@
  * per-caller lists, the proxy module, call logging. kind says how a
  * forwarder treats the call: SESSION (first argument a CK_SESSION_HANDLE),
  * SLOT (first argument a CK_SLOT_ID), OPEN, CLOSE and CLOSE_ALL (the
- * session life cycle), NONE (library-wide calls). Forwarders write the
+ * session life cycle), INFO (C_GetSessionInfo: a session call whose
+ * answer names a slot), NONE (library-wide calls). Forwarders write the
  * NONE and life-cycle ones by hand. Kept in step with include/p11glue/pkcs11.h by
  * tests/lib/test-calls.c, which compares the two lists.
  */
@@ -27,7 +28,7 @@
 	X(C_OpenSession, (CK_SLOT_ID slotID, CK_FLAGS flags, CK_VOID_PTR pApplication, CK_NOTIFY Notify, CK_SESSION_HANDLE_PTR phSession), (slotID, flags, pApplication, Notify, phSession), OPEN) \
 	X(C_CloseSession, (CK_SESSION_HANDLE hSession), (hSession), CLOSE) \
 	X(C_CloseAllSessions, (CK_SLOT_ID slotID), (slotID), CLOSE_ALL) \
-	X(C_GetSessionInfo, (CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo), (hSession, pInfo), SESSION) \
+	X(C_GetSessionInfo, (CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo), (hSession, pInfo), INFO) \
 	X(C_GetOperationState, (CK_SESSION_HANDLE hSession, CK_BYTE_PTR pOperationState, CK_ULONG_PTR pulOperationStateLen), (hSession, pOperationState, pulOperationStateLen), SESSION) \
 	X(C_SetOperationState, (CK_SESSION_HANDLE hSession, CK_BYTE_PTR pOperationState, CK_ULONG ulOperationStateLen, CK_OBJECT_HANDLE hEncryptionKey, CK_OBJECT_HANDLE hAuthenticationKey), (hSession, pOperationState, ulOperationStateLen, hEncryptionKey, hAuthenticationKey), SESSION) \
 	X(C_Login, (CK_SESSION_HANDLE hSession, CK_USER_TYPE userType, CK_UTF8CHAR_PTR pPin, CK_ULONG ulPinLen), (hSession, userType, pPin, ulPinLen), SESSION) \

@@ -1,0 +1,645 @@
+/*
+ * p11glue-proxy.so: one PKCS#11 3.0 module exposing the slots of every
+ * module the registry enables for the proxy, for programs that can load
+ * only one module.
+ *
+ * Slots get proxy IDs in the order they are first seen (0, 1, ...), which
+ * stay the same while the proxy is initialized; sessions get proxy
+ * handles mapped to (module, real handle). Object handles pass through
+ * unchanged: they only mean something with their session. Modules are
+ * used through their own function lists with shared, counted
+ * initialization, and the proxy tracks its own sessions, so
+ * C_CloseAllSessions and C_Finalize close only the proxy's sessions.
+ */
+#include "config.h"
+
+#include "common.h"
+#include "handles.h"
+#include "pkcs11-calls.h"
+
+#include <p11glue/p11glue.h>
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define PG_EXPAND(...) __VA_ARGS__
+#define EXPORT __attribute__((visibility("default")))
+
+/* How often a blocking C_WaitForSlotEvent asks the modules. */
+#define WAIT_POLL_MS 100
+
+typedef struct {
+	p11glue_module *module;
+	CK_FUNCTION_LIST_3_0 *funcs;
+	bool v3;
+	pg_handle_map slots;            /* real slot id -> proxy slot id */
+} px_module;
+
+typedef struct {
+	CK_ULONG module;                /* index in px.modules */
+	CK_SLOT_ID real;
+} px_slot;
+
+typedef struct {
+	CK_ULONG module;
+	CK_SESSION_HANDLE real;
+	CK_SLOT_ID slot;                /* proxy slot id */
+} px_session;
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t event;           /* signalled by C_Finalize */
+	bool initialized;
+	unsigned generation;            /* bumped by every C_Finalize */
+	p11glue_registry *registry;
+	px_module *modules;
+	size_t n_modules;
+	px_slot *slots;
+	size_t n_slots;
+	pg_handle_map sessions;         /* proxy handle -> px_session * */
+	CK_SESSION_HANDLE next_session;
+} px = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
+
+static CK_FUNCTION_LIST_3_0 proxy_list;
+static CK_FUNCTION_LIST proxy_list_2;
+static CK_INTERFACE proxy_interfaces[2];
+
+/* ---------------------------------------------------------------------------
+ * Lookups (px.lock held)
+ */
+
+static CK_RV
+lookup_slot_locked(CK_SLOT_ID id, px_module **mod, CK_SLOT_ID *real)
+{
+	if (!px.initialized)
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	if (id >= px.n_slots)
+		return CKR_SLOT_ID_INVALID;
+	*mod = &px.modules[px.slots[id].module];
+	*real = px.slots[id].real;
+	return CKR_OK;
+}
+
+static CK_RV
+lookup_slot(CK_SLOT_ID id, px_module **mod, CK_SLOT_ID *real)
+{
+	CK_RV rv;
+
+	pthread_mutex_lock(&px.lock);
+	rv = lookup_slot_locked(id, mod, real);
+	pthread_mutex_unlock(&px.lock);
+	return rv;
+}
+
+static CK_RV
+lookup_session(CK_SESSION_HANDLE handle, px_module **mod, CK_SESSION_HANDLE *real)
+{
+	CK_ULONG value;
+	CK_RV rv = CKR_OK;
+
+	pthread_mutex_lock(&px.lock);
+	if (!px.initialized)
+		rv = CKR_CRYPTOKI_NOT_INITIALIZED;
+	else if (!pg_handle_map_get(&px.sessions, handle, &value))
+		rv = CKR_SESSION_HANDLE_INVALID;
+	else {
+		px_session *s = (px_session *)(uintptr_t)value;
+		*mod = &px.modules[s->module];
+		*real = s->real;
+	}
+	pthread_mutex_unlock(&px.lock);
+	return rv;
+}
+
+/* The proxy ID of a module's slot, assigned on first sight. */
+static bool
+map_slot_locked(CK_ULONG module, CK_SLOT_ID real, CK_SLOT_ID *id)
+{
+	px_module *mod = &px.modules[module];
+	px_slot *grown;
+
+	if (pg_handle_map_get(&mod->slots, real, id))
+		return true;
+	grown = realloc(px.slots, (px.n_slots + 1) * sizeof(*grown));
+	if (grown == NULL)
+		return false;
+	px.slots = grown;
+	if (!pg_handle_map_put(&mod->slots, real, px.n_slots))
+		return false;
+	px.slots[px.n_slots] = (px_slot){ module, real };
+	*id = px.n_slots++;
+	return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * Forwarders generated from the call list
+ */
+
+#define FWD_SESSION(name, params, args, v3only)                              \
+	static CK_RV px_##name params                                            \
+	{                                                                        \
+		px_module *mod;                                                      \
+		CK_RV rv = lookup_session(hSession, &mod, &hSession);                \
+		if (rv != CKR_OK)                                                    \
+			return rv;                                                       \
+		if (v3only && !mod->v3)                                              \
+			return CKR_FUNCTION_NOT_SUPPORTED;                               \
+		return mod->funcs->name args;                                        \
+	}
+
+#define FWD_SLOT(name, params, args, v3only)                                 \
+	static CK_RV px_##name params                                            \
+	{                                                                        \
+		px_module *mod;                                                      \
+		CK_RV rv = lookup_slot(slotID, &mod, &slotID);                       \
+		if (rv != CKR_OK)                                                    \
+			return rv;                                                       \
+		return mod->funcs->name args;                                        \
+	}
+
+#define FWD_INFO(name, params, args, v3only)
+#define FWD_NONE(name, params, args, v3only)
+#define FWD_OPEN(name, params, args, v3only)
+#define FWD_CLOSE(name, params, args, v3only)
+#define FWD_CLOSE_ALL(name, params, args, v3only)
+#define FWD_2X(name, params, args, kind) FWD_##kind(name, params, args, 0)
+#define FWD_3_0(name, params, args, kind) FWD_##kind(name, params, args, 1)
+PG_CALLS_2X(FWD_2X)
+PG_CALLS_3_0(FWD_3_0)
+
+/* ---------------------------------------------------------------------------
+ * Initialization
+ */
+
+static void
+drop_state_locked(bool close_sessions)
+{
+	CK_ULONG key, value;
+	size_t pos = 0;
+
+	while (pg_handle_map_next(&px.sessions, &pos, &key, &value)) {
+		px_session *s = (px_session *)(uintptr_t)value;
+		if (close_sessions)
+			px.modules[s->module].funcs->C_CloseSession(s->real);
+		free(s);
+	}
+	pg_handle_map_clear(&px.sessions);
+	for (size_t i = 0; i < px.n_modules; i++)
+		pg_handle_map_clear(&px.modules[i].slots);
+	free(px.modules);
+	free(px.slots);
+	px.modules = NULL;
+	px.slots = NULL;
+	px.n_modules = px.n_slots = 0;
+}
+
+static void
+after_fork_child(void)
+{
+	/* The child must initialize again; the parent's sessions are not its. */
+	pthread_mutex_init(&px.lock, NULL);
+	pthread_cond_init(&px.event, NULL);
+	if (px.initialized) {
+		drop_state_locked(false);
+		p11glue_registry_free(px.registry);
+		px.registry = NULL;
+		px.initialized = false;
+	}
+}
+
+static CK_RV
+load_modules_locked(void)
+{
+	size_t n;
+	int rv;
+
+	/* A module that fails is skipped (and reported) unless critical. */
+	rv = p11glue_registry_load(P11GLUE_REGISTRY_FOR_PROXY | P11GLUE_REGISTRY_UNMANAGED,
+	                           &px.registry);
+	if (px.registry != NULL && *p11glue_registry_messages(px.registry))
+		pg_message("proxy: %s", p11glue_registry_messages(px.registry));
+	if (rv != P11GLUE_OK) {
+		p11glue_registry_free(px.registry);
+		px.registry = NULL;
+		return rv == P11GLUE_ERR_NOMEM ? CKR_HOST_MEMORY : CKR_GENERAL_ERROR;
+	}
+	n = p11glue_registry_count(px.registry);
+	px.modules = calloc(n ? n : 1, sizeof(*px.modules));
+	if (px.modules == NULL)
+		return CKR_HOST_MEMORY;
+	for (size_t i = 0; i < n; i++) {
+		p11glue_module *m = p11glue_registry_module(px.registry, i);
+		CK_FUNCTION_LIST *f = p11glue_module_functions(m);
+		if (f == NULL)
+			continue;
+		px.modules[px.n_modules] = (px_module){ m, (CK_FUNCTION_LIST_3_0 *)f,
+		                                        f->version.major >= 3 };
+		pg_handle_map_init(&px.modules[px.n_modules].slots);
+		px.n_modules++;
+	}
+	return CKR_OK;
+}
+
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void
+register_fork(void)
+{
+	pthread_atfork(NULL, NULL, after_fork_child);
+}
+
+static CK_RV
+px_C_Initialize(CK_VOID_PTR pInitArgs)
+{
+	CK_C_INITIALIZE_ARGS *args = pInitArgs;
+	CK_RV rv;
+	int given;
+
+	if (args != NULL) {
+		given = (args->CreateMutex != NULL) + (args->DestroyMutex != NULL) +
+		        (args->LockMutex != NULL) + (args->UnlockMutex != NULL);
+		if (given != 0 && given != 4)
+			return CKR_ARGUMENTS_BAD;
+		if (given == 4 && !(args->flags & CKF_OS_LOCKING_OK))
+			return CKR_CANT_LOCK;
+	}
+	pthread_once(&fork_once, register_fork);
+	pthread_mutex_lock(&px.lock);
+	if (px.initialized) {
+		pthread_mutex_unlock(&px.lock);
+		return CKR_CRYPTOKI_ALREADY_INITIALIZED;
+	}
+	pg_handle_map_init(&px.sessions);
+	rv = load_modules_locked();
+	if (rv == CKR_OK) {
+		px.initialized = true;
+		px.next_session = 1;
+	} else {
+		drop_state_locked(false);
+		p11glue_registry_free(px.registry);
+		px.registry = NULL;
+	}
+	pthread_mutex_unlock(&px.lock);
+	return rv;
+}
+
+static CK_RV
+px_C_Finalize(CK_VOID_PTR pReserved)
+{
+	p11glue_registry *registry;
+
+	if (pReserved != NULL)
+		return CKR_ARGUMENTS_BAD;
+	pthread_mutex_lock(&px.lock);
+	if (!px.initialized) {
+		pthread_mutex_unlock(&px.lock);
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	}
+	px.initialized = false;
+	px.generation++;
+	drop_state_locked(true);
+	registry = px.registry;
+	px.registry = NULL;
+	/* Wake blocked C_WaitForSlotEvent callers: they return NOT_INITIALIZED. */
+	pthread_cond_broadcast(&px.event);
+	pthread_mutex_unlock(&px.lock);
+	p11glue_registry_free(registry);
+	return CKR_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Library, slots and sessions
+ */
+
+static void
+pad(CK_UTF8CHAR *field, size_t size, const char *text)
+{
+	size_t n = strlen(text);
+
+	memset(field, ' ', size);
+	memcpy(field, text, n < size ? n : size);
+}
+
+static CK_RV
+px_C_GetInfo(CK_INFO_PTR pInfo)
+{
+	bool ready;
+
+	pthread_mutex_lock(&px.lock);
+	ready = px.initialized;
+	pthread_mutex_unlock(&px.lock);
+	if (!ready)
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	if (pInfo == NULL)
+		return CKR_ARGUMENTS_BAD;
+	memset(pInfo, 0, sizeof(*pInfo));
+	pInfo->cryptokiVersion = (CK_VERSION){ 3, 0 };
+	pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "p11glue");
+	pad(pInfo->libraryDescription, sizeof(pInfo->libraryDescription), "p11glue proxy module");
+	pInfo->libraryVersion = (CK_VERSION){ 0, 1 };
+	return CKR_OK;
+}
+
+static CK_RV
+px_C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR ppFunctionList)
+{
+	if (ppFunctionList == NULL)
+		return CKR_ARGUMENTS_BAD;
+	*ppFunctionList = &proxy_list_2;
+	return CKR_OK;
+}
+
+/* One module's slots, mapped; appended to out (capacity cap) or counted. */
+static CK_RV
+module_slots_locked(CK_ULONG index, CK_BBOOL present, CK_SLOT_ID *out, CK_ULONG cap,
+                    CK_ULONG *total)
+{
+	CK_SLOT_ID local[64], *real = local, id;
+	CK_ULONG n = PG_N_ELEMENTS(local);
+	CK_RV rv = px.modules[index].funcs->C_GetSlotList(present, real, &n);
+
+	if (rv == CKR_BUFFER_TOO_SMALL) {
+		real = calloc(n, sizeof(*real));
+		rv = real ? px.modules[index].funcs->C_GetSlotList(present, real, &n) : CKR_HOST_MEMORY;
+	}
+	for (CK_ULONG i = 0; rv == CKR_OK && i < n; i++) {
+		if (!map_slot_locked(index, real[i], &id))
+			rv = CKR_HOST_MEMORY;
+		else if (out != NULL && *total < cap)
+			out[*total] = id;
+		(*total)++;
+	}
+	if (real != local)
+		free(real);
+	/* A module that cannot list its slots right now is left out. */
+	return rv == CKR_HOST_MEMORY ? rv : CKR_OK;
+}
+
+static CK_RV
+px_C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR pulCount)
+{
+	CK_ULONG total = 0, cap;
+	CK_RV rv = CKR_OK;
+
+	if (pulCount == NULL)
+		return CKR_ARGUMENTS_BAD;
+	cap = pSlotList ? *pulCount : 0;
+	pthread_mutex_lock(&px.lock);
+	if (!px.initialized)
+		rv = CKR_CRYPTOKI_NOT_INITIALIZED;
+	for (size_t i = 0; rv == CKR_OK && i < px.n_modules; i++)
+		rv = module_slots_locked(i, tokenPresent, pSlotList, cap, &total);
+	pthread_mutex_unlock(&px.lock);
+	if (rv != CKR_OK)
+		return rv;
+	*pulCount = total;
+	if (pSlotList != NULL && total > cap)
+		return CKR_BUFFER_TOO_SMALL;
+	return CKR_OK;
+}
+
+static CK_RV
+px_C_OpenSession(CK_SLOT_ID slotID, CK_FLAGS flags, CK_VOID_PTR pApplication,
+                 CK_NOTIFY Notify, CK_SESSION_HANDLE_PTR phSession)
+{
+	px_module *mod;
+	px_session *s;
+	CK_SLOT_ID real;
+	CK_SESSION_HANDLE handle;
+	CK_RV rv = lookup_slot(slotID, &mod, &real);
+
+	if (rv != CKR_OK)
+		return rv;
+	if (phSession == NULL)
+		return CKR_ARGUMENTS_BAD;
+	/* Notify callbacks would get the module's handles; they are not
+	 * passed on (PKCS#11 v3.0 allows a library to never call them). */
+	rv = mod->funcs->C_OpenSession(real, flags, pApplication, NULL, &handle);
+	if (rv != CKR_OK)
+		return rv;
+	(void)Notify;
+	s = malloc(sizeof(*s));
+	pthread_mutex_lock(&px.lock);
+	if (s != NULL && px.initialized) {
+		*s = (px_session){ (CK_ULONG)(mod - px.modules), handle, slotID };
+		*phSession = px.next_session++;
+		if (!pg_handle_map_put(&px.sessions, *phSession, (CK_ULONG)(uintptr_t)s))
+			rv = CKR_HOST_MEMORY;
+	} else {
+		rv = s ? CKR_CRYPTOKI_NOT_INITIALIZED : CKR_HOST_MEMORY;
+	}
+	pthread_mutex_unlock(&px.lock);
+	if (rv != CKR_OK) {
+		free(s);
+		mod->funcs->C_CloseSession(handle);
+	}
+	return rv;
+}
+
+static CK_RV
+px_C_CloseSession(CK_SESSION_HANDLE hSession)
+{
+	px_session *s = NULL;
+	CK_ULONG value;
+	CK_RV rv = CKR_OK;
+
+	pthread_mutex_lock(&px.lock);
+	if (!px.initialized)
+		rv = CKR_CRYPTOKI_NOT_INITIALIZED;
+	else if (!pg_handle_map_get(&px.sessions, hSession, &value))
+		rv = CKR_SESSION_HANDLE_INVALID;
+	else {
+		s = (px_session *)(uintptr_t)value;
+		pg_handle_map_remove(&px.sessions, hSession);
+		rv = px.modules[s->module].funcs->C_CloseSession(s->real);
+	}
+	pthread_mutex_unlock(&px.lock);
+	free(s);
+	return rv;
+}
+
+/* The session's slot, as the caller knows it: the proxy's slot ID. */
+static CK_RV
+px_C_GetSessionInfo(CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo)
+{
+	px_session *s;
+	CK_ULONG value;
+	CK_SLOT_ID slot = 0;
+	px_module *mod = NULL;
+	CK_SESSION_HANDLE real = 0;
+	CK_RV rv = CKR_OK;
+
+	pthread_mutex_lock(&px.lock);
+	if (!px.initialized)
+		rv = CKR_CRYPTOKI_NOT_INITIALIZED;
+	else if (!pg_handle_map_get(&px.sessions, hSession, &value))
+		rv = CKR_SESSION_HANDLE_INVALID;
+	else {
+		s = (px_session *)(uintptr_t)value;
+		mod = &px.modules[s->module];
+		real = s->real;
+		slot = s->slot;
+	}
+	pthread_mutex_unlock(&px.lock);
+	if (rv != CKR_OK)
+		return rv;
+	rv = mod->funcs->C_GetSessionInfo(real, pInfo);
+	if (rv == CKR_OK)
+		pInfo->slotID = slot;
+	return rv;
+}
+
+static CK_RV
+px_C_CloseAllSessions(CK_SLOT_ID slotID)
+{
+	CK_ULONG key, value;
+	px_module *mod;
+	CK_SLOT_ID real;
+	size_t pos = 0;
+	CK_RV rv;
+
+	pthread_mutex_lock(&px.lock);
+	rv = lookup_slot_locked(slotID, &mod, &real);
+	while (rv == CKR_OK && pg_handle_map_next(&px.sessions, &pos, &key, &value)) {
+		px_session *s = (px_session *)(uintptr_t)value;
+		if (s->slot != slotID)
+			continue;
+		mod->funcs->C_CloseSession(s->real);
+		pg_handle_map_remove(&px.sessions, key);
+		free(s);
+		pos = 0;
+	}
+	pthread_mutex_unlock(&px.lock);
+	return rv;
+}
+
+/* ---------------------------------------------------------------------------
+ * Slot events
+ */
+
+/* Asks every module, without blocking, for an event. */
+static CK_RV
+poll_events_locked(CK_SLOT_ID *slot)
+{
+	CK_SLOT_ID real, id;
+	CK_RV rv;
+
+	for (size_t i = 0; i < px.n_modules; i++) {
+		rv = px.modules[i].funcs->C_WaitForSlotEvent(CKF_DONT_BLOCK, &real, NULL);
+		if (rv == CKR_OK) {
+			if (!map_slot_locked(i, real, &id))
+				return CKR_HOST_MEMORY;
+			*slot = id;
+			return CKR_OK;
+		}
+	}
+	return CKR_NO_EVENT;
+}
+
+static CK_RV
+px_C_WaitForSlotEvent(CK_FLAGS flags, CK_SLOT_ID_PTR pSlot, CK_VOID_PTR pReserved)
+{
+	struct timespec until;
+	unsigned generation;
+	CK_RV rv;
+
+	if (pSlot == NULL || pReserved != NULL)
+		return CKR_ARGUMENTS_BAD;
+	pthread_mutex_lock(&px.lock);
+	generation = px.generation;
+	for (;;) {
+		if (!px.initialized || px.generation != generation) {
+			rv = CKR_CRYPTOKI_NOT_INITIALIZED;
+			break;
+		}
+		rv = poll_events_locked(pSlot);
+		if (rv != CKR_NO_EVENT || (flags & CKF_DONT_BLOCK))
+			break;
+		/* Modules differ in whether they block; polling serves them all,
+		 * and C_Finalize wakes the wait at once. */
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += WAIT_POLL_MS * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&px.event, &px.lock, &until);
+	}
+	pthread_mutex_unlock(&px.lock);
+	return rv;
+}
+
+/* ---------------------------------------------------------------------------
+ * Interfaces and the function lists
+ */
+
+static CK_RV
+px_C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
+{
+	if (pulCount == NULL)
+		return CKR_ARGUMENTS_BAD;
+	if (pInterfacesList == NULL) {
+		*pulCount = PG_N_ELEMENTS(proxy_interfaces);
+		return CKR_OK;
+	}
+	if (*pulCount < PG_N_ELEMENTS(proxy_interfaces)) {
+		*pulCount = PG_N_ELEMENTS(proxy_interfaces);
+		return CKR_BUFFER_TOO_SMALL;
+	}
+	memcpy(pInterfacesList, proxy_interfaces, sizeof(proxy_interfaces));
+	*pulCount = PG_N_ELEMENTS(proxy_interfaces);
+	return CKR_OK;
+}
+
+static CK_RV
+px_C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
+                  CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
+{
+	if (ppInterface == NULL)
+		return CKR_ARGUMENTS_BAD;
+	for (size_t i = 0; i < PG_N_ELEMENTS(proxy_interfaces); i++) {
+		CK_INTERFACE *iface = &proxy_interfaces[i];
+		CK_VERSION *v = &((CK_FUNCTION_LIST *)iface->pFunctionList)->version;
+		if (pInterfaceName && strcmp((char *)pInterfaceName, (char *)iface->pInterfaceName))
+			continue;
+		if (pVersion && (pVersion->major != v->major || pVersion->minor != v->minor))
+			continue;
+		if ((flags & ~iface->flags) != 0)
+			continue;
+		*ppInterface = iface;
+		return CKR_OK;
+	}
+	return CKR_ARGUMENTS_BAD;
+}
+
+#define ENTRY(name, params, args, kind) px_##name,
+static CK_FUNCTION_LIST_3_0 proxy_list = { { 3, 0 }, PG_CALLS(ENTRY) };
+static CK_FUNCTION_LIST proxy_list_2 = { { 2, 40 }, PG_CALLS_2X(ENTRY) };
+#undef ENTRY
+static CK_INTERFACE proxy_interfaces[2] = {
+	{ (CK_CHAR_PTR)"PKCS 11", &proxy_list, 0 },
+	{ (CK_CHAR_PTR)"PKCS 11", &proxy_list_2, 0 },
+};
+
+/* No work beyond handing out the list: loading the proxy stays cheap. */
+EXPORT CK_RV
+C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR ppFunctionList)
+{
+	return px_C_GetFunctionList(ppFunctionList);
+}
+
+EXPORT CK_RV
+C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
+{
+	return px_C_GetInterfaceList(pInterfacesList, pulCount);
+}
+
+EXPORT CK_RV
+C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
+               CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
+{
+	return px_C_GetInterface(pInterfaceName, pVersion, ppInterface, flags);
+}
