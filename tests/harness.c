@@ -10,11 +10,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct {
 	char *name;
 	void (*destroy)(void *);
+	bool fork;
 	pg_test_func func;
 	pg_test_data_func data_func;
 	const void *data;
@@ -25,6 +27,7 @@ typedef struct {
 static test_case *cases;
 static size_t n_cases, cap_cases;
 static pg_test_func cur_setup, cur_teardown;
+static bool cur_fork;
 static jmp_buf jump;
 static const char *skip_reason;
 static char tmpdir[256];
@@ -42,6 +45,7 @@ add_case(test_case tc)
 	}
 	tc.setup = cur_setup;
 	tc.teardown = cur_teardown;
+	tc.fork = cur_fork;
 	cases[n_cases++] = tc;
 }
 
@@ -81,6 +85,12 @@ pg_test_dataf(pg_test_data_func func, void *data, void (*destroy)(void *),
 	va_end(ap);
 	add_case((test_case){ .name = copy_name(name), .data_func = func, .data = data,
 	                      .destroy = destroy });
+}
+
+void
+pg_test_fork_cases(bool fork_cases)
+{
+	cur_fork = fork_cases;
 }
 
 void
@@ -195,6 +205,35 @@ run_case(const test_case *tc)
 	return jumped;
 }
 
+/* Runs a case in a child; the child's exit status is its result. */
+static int
+run_case_forked(const test_case *tc)
+{
+	int status;
+	pid_t child;
+
+	fflush(stdout);
+	child = fork();
+	if (child < 0)
+		return 1;
+	if (child == 0) {
+		int result = run_case(tc);
+		if (result == 2)
+			printf("# SKIP %s\n", skip_reason);
+		fflush(stdout);
+		_exit(result);
+	}
+	if (waitpid(child, &status, 0) != child)
+		return 1;
+	if (WIFSIGNALED(status)) {
+		printf("# killed by signal %d\n", WTERMSIG(status));
+		return 1;
+	}
+	if (WEXITSTATUS(status) == 2)
+		skip_reason = "(see above)";
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 int
 pg_test_run(int argc, char **argv)
 {
@@ -213,7 +252,7 @@ pg_test_run(int argc, char **argv)
 		if (!selected(tc, argc, argv))
 			continue;
 		n++;
-		status = run_case(tc);
+		status = tc->fork ? run_case_forked(tc) : run_case(tc);
 		if (status == 2)
 			printf("ok %zu %s # SKIP %s\n", n, tc->name, skip_reason);
 		else if (status == 1) {

@@ -30,6 +30,13 @@ void pg_test_data(const char *name, pg_test_data_func func, const void *data);
 void pg_test_dataf(pg_test_data_func func, void *data, void (*destroy)(void *),
                    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/*
+ * Run the cases registered from now on each in a child process, for code
+ * that keeps process-wide state (loaded modules do). A case that crashes
+ * then fails alone.
+ */
+void pg_test_fork_cases(bool fork_cases);
+
 /* Optional per-case setup/teardown (NULL for none). */
 void pg_test_fixture(pg_test_func setup, pg_test_func teardown);
 
