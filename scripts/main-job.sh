@@ -52,6 +52,34 @@ expect_fail "a malformed URI is refused with its reason" \
 expect_fail "an unknown attribute is refused" \
 	"$p11glue" uri parse "pkcs11:tokn=typo"
 
+# The registry: modules registered once, in p11-kit's format, in a
+# private configuration directory (P11GLUE_CONFIG), with a SoftHSM2 token.
+multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+softhsm=/usr/lib/$multiarch/softhsm/libsofthsm2.so
+export P11GLUE_CONFIG="$work/registry"
+export SOFTHSM2_CONF="$work/softhsm2.conf"
+mkdir -p "$P11GLUE_CONFIG/modules" "$work/tokens"
+echo "directories.tokendir = $work/tokens" >"$SOFTHSM2_CONF"
+printf 'module: %s\n' "$softhsm" >"$P11GLUE_CONFIG/modules/softhsm2.module"
+printf 'module: opensc-pkcs11.so\n' >"$P11GLUE_CONFIG/modules/opensc.module"
+printf 'module: p11-kit-trust.so\npriority: 1\ntrust-policy: yes\ndisable-in: p11-kit-proxy\n' \
+	>"$P11GLUE_CONFIG/modules/p11-kit-trust.module"
+proxy="$build/src/proxy/p11glue-proxy.so"
+step "a SoftHSM2 token created through the proxy module" \
+	pkcs11-tool --module "$proxy" --init-token --label demo --so-pin 12345678
+step "its user PIN set" \
+	pkcs11-tool --module "$proxy" --token-label demo --login --login-type so \
+	--so-pin 12345678 --init-pin --pin 1234
+step "an EC key generated on it through the proxy" \
+	pkcs11-tool --module "$proxy" --token-label demo --login --pin 1234 \
+	--keypairgen --key-type EC:prime256v1 --id 01 --label demo-key
+step "the registered modules (p11glue list-modules)" "$p11glue" list-modules
+step "the tokens, each with its URI (p11glue list-tokens)" "$p11glue" list-tokens
+step "the key, found by URI (p11glue list-objects --login)" \
+	"$p11glue" list-objects --login "pkcs11:token=demo;type=private?pin-value=1234"
+step "the proxy module's slots, as pkcs11-tool sees them" pkcs11-tool --module "$proxy" -L
+step "ssh reads the public key through the proxy (ssh-keygen -D)" ssh-keygen -D "$proxy"
+
 if [ "$failed" -ne 0 ]; then
 	echo "main job: $failed of $step steps failed"
 	exit 1
