@@ -1,0 +1,193 @@
+/*
+ * p11glue-store: C_Encrypt* and C_Decrypt* (base specification 5.9, 5.10).
+ *
+ * Every call checks, in order: the session (pg_call_begin), the
+ * arguments, the operation state; then works. Output follows 5.2: a
+ * NULL buffer asks for the length, a short one gets CKR_BUFFER_TOO_SMALL,
+ * and both keep the operation; a single-part or final call that does
+ * anything else ends it, as does any failure of an update.
+ */
+#include "crypto.h"
+#include "mech.h"
+
+static void cipher_free(void *state)
+{
+	pg_cipher_free(state);
+}
+
+static CK_RV crypt_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE hkey,
+                        pg_op_kind kind)
+{
+	pg_session *s;
+	const pg_mech *mech;
+	pg_key_use use;
+	pg_key *key;
+	pg_cipher *c = NULL;
+	CK_RV rv = pg_call_begin(h, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	/* 3.0, 5.9: a NULL mechanism ends the active operation. */
+	if (m == NULL) {
+		if (pg_op_state(s, kind) != NULL)
+			pg_session_op_end(s, kind);
+		return pg_call_end(s, CKR_OK);
+	}
+	if (pg_op_state(s, kind) != NULL)
+		return pg_call_end(s, CKR_OPERATION_ACTIVE);
+	pg_key_use_init(&use, kind);
+	rv = pg_op_key(s, hkey, m, &use, &mech, &key);
+	if (rv == CKR_OK) {
+		rv = pg_cipher_new(mech, m, key, kind == PG_OP_ENCRYPT, &c);
+		pg_key_unref(key);
+	}
+	if (rv == CKR_OK)
+		pg_op_set(s, kind, c, cipher_free);
+	return pg_call_end(s, rv);
+}
+
+/* Ends a single-part or final call: the operation ends unless 5.2 keeps it. */
+static CK_RV finish(pg_session *s, pg_op_kind kind, CK_RV rv, const void *out)
+{
+	if (!pg_op_keep(rv, out) && pg_op_state(s, kind) != NULL)
+		pg_session_op_end(s, kind);
+	return pg_call_end(s, rv);
+}
+
+/* Ends an update: a failure other than a short buffer ends the operation. */
+static CK_RV finish_update(pg_session *s, pg_op_kind kind, CK_RV rv)
+{
+	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL && pg_op_state(s, kind) != NULL)
+		pg_session_op_end(s, kind);
+	return pg_call_end(s, rv);
+}
+
+static CK_RV crypt_oneshot(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR in, CK_ULONG in_len,
+                           CK_BYTE_PTR out, CK_ULONG_PTR out_len)
+{
+	pg_session *s;
+	pg_cipher *c;
+	size_t n;
+	CK_RV rv = pg_call_begin(h, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	if ((in == NULL && in_len > 0) || out_len == NULL)
+		return finish(s, kind, CKR_ARGUMENTS_BAD, NULL);
+	c = pg_op_state(s, kind);
+	if (c == NULL)
+		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
+	/* 5.9: C_Encrypt cannot finish a multi-part operation. */
+	if (pg_cipher_started(c))
+		return finish(s, kind, CKR_OPERATION_ACTIVE, NULL);
+	n = out != NULL ? *out_len : 0;
+	rv = pg_cipher_oneshot(c, in, in_len, out, &n);
+	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
+		*out_len = n;
+	return finish(s, kind, rv, out);
+}
+
+CK_RV pg_crypt_update(pg_session *s, pg_op_kind kind, CK_BYTE_PTR in, CK_ULONG in_len,
+                      CK_BYTE_PTR out, CK_ULONG_PTR out_len)
+{
+	pg_cipher *c = pg_op_state(s, kind);
+	size_t n;
+	CK_RV rv;
+
+	if (c == NULL)
+		return CKR_OPERATION_NOT_INITIALIZED;
+	n = out != NULL ? *out_len : 0;
+	rv = pg_cipher_update(c, in, in_len, out, &n);
+	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
+		*out_len = n;
+	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL)
+		pg_session_op_end(s, kind);
+	return rv;
+}
+
+static CK_RV crypt_update(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR in, CK_ULONG in_len,
+                          CK_BYTE_PTR out, CK_ULONG_PTR out_len)
+{
+	pg_session *s;
+	CK_RV rv = pg_call_begin(h, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	if ((in == NULL && in_len > 0) || out_len == NULL)
+		return finish_update(s, kind, CKR_ARGUMENTS_BAD);
+	return pg_call_end(s, pg_crypt_update(s, kind, in, in_len, out, out_len));
+}
+
+static CK_RV crypt_final(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR out,
+                         CK_ULONG_PTR out_len)
+{
+	pg_session *s;
+	pg_cipher *c;
+	size_t n;
+	CK_RV rv = pg_call_begin(h, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	if (out_len == NULL)
+		return finish(s, kind, CKR_ARGUMENTS_BAD, NULL);
+	c = pg_op_state(s, kind);
+	if (c == NULL)
+		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
+	n = out != NULL ? *out_len : 0;
+	rv = pg_cipher_final(c, out, &n);
+	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
+		*out_len = n;
+	return finish(s, kind, rv, out);
+}
+
+CK_RV pg_C_EncryptInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
+                       CK_OBJECT_HANDLE hKey)
+{
+	return crypt_init(hSession, pMechanism, hKey, PG_OP_ENCRYPT);
+}
+
+CK_RV pg_C_Encrypt(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
+                   CK_BYTE_PTR pEncryptedData, CK_ULONG_PTR pulEncryptedDataLen)
+{
+	return crypt_oneshot(hSession, PG_OP_ENCRYPT, pData, ulDataLen, pEncryptedData,
+	                     pulEncryptedDataLen);
+}
+
+CK_RV pg_C_EncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen,
+                         CK_BYTE_PTR pEncryptedPart, CK_ULONG_PTR pulEncryptedPartLen)
+{
+	return crypt_update(hSession, PG_OP_ENCRYPT, pPart, ulPartLen, pEncryptedPart,
+	                    pulEncryptedPartLen);
+}
+
+CK_RV pg_C_EncryptFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pLastEncryptedPart,
+                        CK_ULONG_PTR pulLastEncryptedPartLen)
+{
+	return crypt_final(hSession, PG_OP_ENCRYPT, pLastEncryptedPart, pulLastEncryptedPartLen);
+}
+
+CK_RV pg_C_DecryptInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
+                       CK_OBJECT_HANDLE hKey)
+{
+	return crypt_init(hSession, pMechanism, hKey, PG_OP_DECRYPT);
+}
+
+CK_RV pg_C_Decrypt(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedData,
+                   CK_ULONG ulEncryptedDataLen, CK_BYTE_PTR pData, CK_ULONG_PTR pulDataLen)
+{
+	return crypt_oneshot(hSession, PG_OP_DECRYPT, pEncryptedData, ulEncryptedDataLen, pData,
+	                     pulDataLen);
+}
+
+CK_RV pg_C_DecryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedPart,
+                         CK_ULONG ulEncryptedPartLen, CK_BYTE_PTR pPart, CK_ULONG_PTR pulPartLen)
+{
+	return crypt_update(hSession, PG_OP_DECRYPT, pEncryptedPart, ulEncryptedPartLen, pPart,
+	                    pulPartLen);
+}
+
+CK_RV pg_C_DecryptFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pLastPart,
+                        CK_ULONG_PTR pulLastPartLen)
+{
+	return crypt_final(hSession, PG_OP_DECRYPT, pLastPart, pulLastPartLen);
+}

@@ -1,0 +1,306 @@
+/*
+ * p11glue-store: C_Digest* (base specification 5.11), the dual-function
+ * calls (5.15) and random numbers (5.17).
+ */
+#include "crypto.h"
+#include "mech.h"
+
+#include <openssl/rand.h>
+
+#include <limits.h>
+#include <stdlib.h>
+
+struct pg_digest {
+	EVP_MD_CTX *ctx;
+	size_t len;
+	bool started;
+};
+
+static void digest_free(void *state)
+{
+	pg_digest *d = state;
+
+	if (d == NULL)
+		return;
+	EVP_MD_CTX_free(d->ctx);
+	free(d);
+}
+
+CK_RV pg_digest_update(pg_digest *d, const void *data, size_t len)
+{
+	d->started = true;
+	return EVP_DigestUpdate(d->ctx, data, len) ? CKR_OK : CKR_FUNCTION_FAILED;
+}
+
+/* Digest output per 5.2; feeds data first when data_len > 0 or one_shot. */
+static CK_RV digest_out(pg_digest *d, const void *data, size_t data_len, CK_BYTE_PTR out,
+                        CK_ULONG_PTR out_len)
+{
+	unsigned int n = 0;
+
+	if (out == NULL) {
+		*out_len = d->len;
+		return CKR_OK;
+	}
+	if (*out_len < d->len) {
+		*out_len = d->len;
+		return CKR_BUFFER_TOO_SMALL;
+	}
+	if (data_len > 0 && pg_digest_update(d, data, data_len) != CKR_OK)
+		return CKR_FUNCTION_FAILED;
+	if (!EVP_DigestFinal_ex(d->ctx, out, &n))
+		return CKR_FUNCTION_FAILED;
+	*out_len = n;
+	return CKR_OK;
+}
+
+static CK_RV finish(pg_session *s, CK_RV rv, const void *out, bool keep_ok)
+{
+	bool keep = keep_ok ? rv == CKR_OK : pg_op_keep(rv, out);
+
+	if (!keep && pg_op_state(s, PG_OP_DIGEST) != NULL)
+		pg_session_op_end(s, PG_OP_DIGEST);
+	return pg_call_end(s, rv);
+}
+
+CK_RV pg_C_DigestInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism)
+{
+	pg_session *s;
+	const pg_mech *mech;
+	pg_digest *d;
+	CK_RV rv = pg_call_begin(hSession, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	/* 3.0, 5.11: a NULL mechanism ends the active operation. */
+	if (pMechanism == NULL) {
+		if (pg_op_state(s, PG_OP_DIGEST) != NULL)
+			pg_session_op_end(s, PG_OP_DIGEST);
+		return pg_call_end(s, CKR_OK);
+	}
+	if (pg_op_state(s, PG_OP_DIGEST) != NULL)
+		return pg_call_end(s, CKR_OPERATION_ACTIVE);
+	mech = pg_mech_find(pMechanism->mechanism);
+	if (mech == NULL || (mech->flags & CKF_DIGEST) == 0)
+		return pg_call_end(s, CKR_MECHANISM_INVALID);
+	d = calloc(1, sizeof(*d));
+	if (d == NULL || (d->ctx = EVP_MD_CTX_new()) == NULL ||
+	    !EVP_DigestInit_ex2(d->ctx, pg_hash_md(mech->hash), NULL)) {
+		digest_free(d);
+		return pg_call_end(s, CKR_HOST_MEMORY);
+	}
+	d->len = pg_hash_len(mech->hash);
+	pg_op_set(s, PG_OP_DIGEST, d, digest_free);
+	return pg_call_end(s, CKR_OK);
+}
+
+CK_RV pg_C_Digest(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
+                  CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
+{
+	pg_session *s;
+	pg_digest *d;
+	CK_RV rv = pg_call_begin(hSession, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	if ((pData == NULL && ulDataLen > 0) || pulDigestLen == NULL)
+		return finish(s, CKR_ARGUMENTS_BAD, NULL, false);
+	d = pg_op_state(s, PG_OP_DIGEST);
+	if (d == NULL)
+		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
+	/* 5.11: C_Digest cannot finish a multi-part operation. */
+	if (d->started)
+		return finish(s, CKR_OPERATION_ACTIVE, NULL, false);
+	rv = digest_out(d, pData, ulDataLen, pDigest, pulDigestLen);
+	return finish(s, rv, pDigest, false);
+}
+
+CK_RV pg_C_DigestUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
+{
+	pg_session *s;
+	pg_digest *d;
+	CK_RV rv = pg_call_begin(hSession, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	if (pPart == NULL && ulPartLen > 0)
+		return finish(s, CKR_ARGUMENTS_BAD, NULL, true);
+	d = pg_op_state(s, PG_OP_DIGEST);
+	if (d == NULL)
+		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
+	return finish(s, pg_digest_update(d, pPart, ulPartLen), NULL, true);
+}
+
+CK_RV pg_C_DigestKey(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hKey)
+{
+	pg_session *s;
+	pg_digest *d;
+	pg_object *obj;
+	const CK_ATTRIBUTE *value;
+	CK_RV rv = pg_call_begin(hSession, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	d = pg_op_state(s, PG_OP_DIGEST);
+	if (d == NULL)
+		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
+	rv = pg_session_key(s, hKey, &obj);
+	if (rv != CKR_OK)
+		return finish(s, rv, NULL, true);
+	/* 5.11: only a secret key's value can be digested. */
+	value = pg_attrs_find(&obj->attrs, CKA_VALUE);
+	if (pg_attrs_ulong(&obj->attrs, CKA_CLASS, (CK_ULONG)-1) != CKO_SECRET_KEY || value == NULL)
+		rv = CKR_KEY_INDIGESTIBLE;
+	else
+		rv = pg_digest_update(d, value->pValue, value->ulValueLen);
+	pg_object_unref(obj);
+	return finish(s, rv, NULL, true);
+}
+
+CK_RV pg_C_DigestFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
+{
+	pg_session *s;
+	pg_digest *d;
+	CK_RV rv = pg_call_begin(hSession, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	if (pulDigestLen == NULL)
+		return finish(s, CKR_ARGUMENTS_BAD, NULL, false);
+	d = pg_op_state(s, PG_OP_DIGEST);
+	if (d == NULL)
+		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
+	rv = digest_out(d, NULL, 0, pDigest, pulDigestLen);
+	return finish(s, rv, pDigest, false);
+}
+
+/* ---------------------------------------------------------------------------
+ * Dual-function operations (5.15): both operations must be active; the
+ * output rules are the cipher's, and nothing is digested, signed or
+ * verified when only a length is asked for.
+ */
+
+/* Encrypting forms: the plaintext is taken before the output may overwrite it. */
+static CK_RV dual_encrypt(CK_SESSION_HANDLE h, pg_op_kind other, CK_BYTE_PTR in, CK_ULONG in_len,
+                          CK_BYTE_PTR out, CK_ULONG_PTR out_len)
+{
+	pg_session *s;
+	pg_cipher *c;
+	void *o;
+	size_t need;
+	CK_RV rv = pg_call_begin(h, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	if ((in == NULL && in_len > 0) || out_len == NULL)
+		return pg_call_end(s, CKR_ARGUMENTS_BAD);
+	c = pg_op_state(s, PG_OP_ENCRYPT);
+	o = pg_op_state(s, other);
+	if (c == NULL || o == NULL)
+		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
+	need = pg_cipher_update_len(c, in_len);
+	if (out != NULL && *out_len >= need) {
+		rv = other == PG_OP_DIGEST ? pg_digest_update(o, in, in_len)
+		                           : pg_sign_update(o, in, in_len);
+		if (rv != CKR_OK) {
+			pg_session_op_end(s, other);
+			return pg_call_end(s, rv);
+		}
+	}
+	return pg_call_end(s, pg_crypt_update(s, PG_OP_ENCRYPT, in, in_len, out, out_len));
+}
+
+/* Decrypting forms: what the decryption produced goes to the other operation. */
+static CK_RV dual_decrypt(CK_SESSION_HANDLE h, pg_op_kind other, CK_BYTE_PTR in, CK_ULONG in_len,
+                          CK_BYTE_PTR out, CK_ULONG_PTR out_len)
+{
+	pg_session *s;
+	void *o;
+	CK_RV rv = pg_call_begin(h, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	if ((in == NULL && in_len > 0) || out_len == NULL)
+		return pg_call_end(s, CKR_ARGUMENTS_BAD);
+	o = pg_op_state(s, other);
+	if (pg_op_state(s, PG_OP_DECRYPT) == NULL || o == NULL)
+		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
+	rv = pg_crypt_update(s, PG_OP_DECRYPT, in, in_len, out, out_len);
+	if (rv == CKR_OK && out != NULL && *out_len > 0) {
+		rv = other == PG_OP_DIGEST ? pg_digest_update(o, out, *out_len)
+		                           : pg_sign_update(o, out, *out_len);
+		if (rv != CKR_OK)
+			pg_session_op_end(s, other);
+	}
+	return pg_call_end(s, rv);
+}
+
+CK_RV pg_C_DigestEncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen,
+                               CK_BYTE_PTR pEncryptedPart, CK_ULONG_PTR pulEncryptedPartLen)
+{
+	return dual_encrypt(hSession, PG_OP_DIGEST, pPart, ulPartLen, pEncryptedPart,
+	                    pulEncryptedPartLen);
+}
+
+CK_RV pg_C_DecryptDigestUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedPart,
+                               CK_ULONG ulEncryptedPartLen, CK_BYTE_PTR pPart,
+                               CK_ULONG_PTR pulPartLen)
+{
+	return dual_decrypt(hSession, PG_OP_DIGEST, pEncryptedPart, ulEncryptedPartLen, pPart,
+	                    pulPartLen);
+}
+
+CK_RV pg_C_SignEncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen,
+                             CK_BYTE_PTR pEncryptedPart, CK_ULONG_PTR pulEncryptedPartLen)
+{
+	return dual_encrypt(hSession, PG_OP_SIGN, pPart, ulPartLen, pEncryptedPart,
+	                    pulEncryptedPartLen);
+}
+
+CK_RV pg_C_DecryptVerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedPart,
+                               CK_ULONG ulEncryptedPartLen, CK_BYTE_PTR pPart,
+                               CK_ULONG_PTR pulPartLen)
+{
+	return dual_decrypt(hSession, PG_OP_VERIFY, pEncryptedPart, ulEncryptedPartLen, pPart,
+	                    pulPartLen);
+}
+
+/* ---------------------------------------------------------------------------
+ * Random numbers (5.17), from libcrypto's generator.
+ */
+CK_RV pg_C_SeedRandom(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSeed, CK_ULONG ulSeedLen)
+{
+	pg_session *s;
+	CK_RV rv = pg_call_begin(hSession, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	if (pSeed == NULL && ulSeedLen > 0)
+		return pg_call_end(s, CKR_ARGUMENTS_BAD);
+	/* Mixed in as additional input: it can never weaken the generator. */
+	for (CK_ULONG done = 0; done < ulSeedLen;) {
+		int chunk = ulSeedLen - done > INT_MAX ? INT_MAX : (int)(ulSeedLen - done);
+		RAND_seed(pSeed + done, chunk);
+		done += (CK_ULONG)chunk;
+	}
+	return pg_call_end(s, CKR_OK);
+}
+
+CK_RV pg_C_GenerateRandom(CK_SESSION_HANDLE hSession, CK_BYTE_PTR RandomData,
+                          CK_ULONG ulRandomLen)
+{
+	pg_session *s;
+	CK_RV rv = pg_call_begin(hSession, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	if (RandomData == NULL && ulRandomLen > 0)
+		return pg_call_end(s, CKR_ARGUMENTS_BAD);
+	for (CK_ULONG done = 0; done < ulRandomLen && rv == CKR_OK;) {
+		int chunk = ulRandomLen - done > INT_MAX ? INT_MAX : (int)(ulRandomLen - done);
+		if (RAND_bytes(RandomData + done, chunk) != 1)
+			rv = CKR_FUNCTION_FAILED;
+		done += (CK_ULONG)chunk;
+	}
+	return pg_call_end(s, rv);
+}

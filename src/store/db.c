@@ -1,0 +1,665 @@
+/*
+ * Token databases: one SQLite file per token, in WAL mode.
+ *
+ * Schema (user_version 1, application_id 'p11g'):
+ *   token(id = 1, label, serial, max_fails, epoch, change, tomb_floor)
+ *   pin(user = CKU_SO | CKU_USER, kdf, log2n, r, p, salt, wrapped, fails)
+ *   object(id, uid UNIQUE, class, private, version, attrs)  -- attrs: record.c
+ *   tomb(version, id)                                        -- deletions
+ *
+ * Every PKCS#11 write is one transaction (BEGIN IMMEDIATE .. COMMIT) that
+ * also increments token.change and stamps the rows it writes with the new
+ * value, so another process finds what changed with "version > the change
+ * it saw" (and deletions in tomb). A process notices that anyone else
+ * committed with PRAGMA data_version, a cheap check made at the entry
+ * points that read objects. synchronous=NORMAL: a killed process loses
+ * nothing committed (a power loss may lose the last transactions).
+ *
+ * A token is created under a temporary name and linked into place, so a
+ * token file is complete or absent, and an existing file is never
+ * overwritten.
+ */
+#include "config.h"
+
+#include "core.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define APPLICATION_ID 0x70313167   /* "p11g" */
+#define SCHEMA_VERSION 1
+#define BUSY_TIMEOUT_MS 20000
+#define TOMB_KEEP 10000             /* deletions remembered */
+
+static const char *const stmt_sql[PG_STMT_COUNT] = {
+	[PG_STMT_DATA_VERSION] = "PRAGMA data_version",
+	[PG_STMT_TOKEN] = "SELECT label, serial, max_fails, epoch, change, tomb_floor "
+	                  "FROM token WHERE id = 1",
+	[PG_STMT_PINS] = "SELECT user, kdf, log2n, r, p, salt, wrapped, fails FROM pin",
+	[PG_STMT_CHANGED] = "SELECT id, uid, class, private, version, attrs FROM object "
+	                    "WHERE version > ?1",
+	[PG_STMT_TOMBS] = "SELECT id, version FROM tomb WHERE version > ?1",
+	[PG_STMT_IDS] = "SELECT id FROM object",
+	[PG_STMT_INSERT] = "INSERT INTO object (uid, class, private, version, attrs) "
+	                   "VALUES (?1, ?2, ?3, ?4, ?5)",
+	[PG_STMT_UPDATE] = "UPDATE object SET class = ?2, private = ?3, version = ?4, attrs = ?5 "
+	                   "WHERE id = ?1",
+	[PG_STMT_DELETE] = "DELETE FROM object WHERE id = ?1",
+	[PG_STMT_TOMB] = "INSERT INTO tomb (version, id) VALUES (?1, ?2)",
+	[PG_STMT_CHANGE] = "UPDATE token SET change = ?1 WHERE id = 1",
+	[PG_STMT_FAILS] = "UPDATE pin SET fails = ?2 WHERE user = ?1",
+	[PG_STMT_PIN_SET] = "INSERT OR REPLACE INTO pin (user, kdf, log2n, r, p, salt, wrapped, fails) "
+	                    "VALUES (?1, 'scrypt', ?2, ?3, ?4, ?5, ?6, 0)",
+};
+
+static const char schema[] =
+	"CREATE TABLE token (id INTEGER PRIMARY KEY CHECK (id = 1), label BLOB NOT NULL,"
+	" serial TEXT NOT NULL, max_fails INTEGER NOT NULL, epoch INTEGER NOT NULL,"
+	" change INTEGER NOT NULL, tomb_floor INTEGER NOT NULL);"
+	"CREATE TABLE pin (user INTEGER PRIMARY KEY, kdf TEXT NOT NULL, log2n INTEGER NOT NULL,"
+	" r INTEGER NOT NULL, p INTEGER NOT NULL, salt BLOB NOT NULL, wrapped BLOB NOT NULL,"
+	" fails INTEGER NOT NULL);"
+	"CREATE TABLE object (id INTEGER PRIMARY KEY, uid BLOB NOT NULL UNIQUE,"
+	" class INTEGER NOT NULL, private INTEGER NOT NULL, version INTEGER NOT NULL,"
+	" attrs BLOB NOT NULL);"
+	"CREATE INDEX object_version ON object (version);"
+	"CREATE TABLE tomb (version INTEGER NOT NULL, id INTEGER NOT NULL);"
+	"CREATE INDEX tomb_version ON tomb (version);";
+
+/* An SQLite failure as PKCS#11 sees it; a damaged file marks the token. */
+static CK_RV
+db_error(pg_token *tok, int rc, const char *what)
+{
+	int primary = rc & 0xff;
+
+	if (primary == SQLITE_NOMEM)
+		return CKR_HOST_MEMORY;
+	if (primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB) {
+		if (!tok->broken)
+			pg_message("store: %s is damaged (%s: %s); the token is unusable",
+			           tok->path, what, sqlite3_errstr(rc));
+		tok->broken = true;
+	} else {
+		pg_message("store: %s: %s: %s", tok->path, what, sqlite3_errstr(rc));
+	}
+	return CKR_DEVICE_ERROR;
+}
+
+static sqlite3_stmt *
+stmt(pg_token *tok, int which)
+{
+	sqlite3_stmt *s = tok->stmts[which];
+
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	return s;
+}
+
+static int
+exec(pg_token *tok, const char *sql)
+{
+	return sqlite3_exec(tok->db, sql, NULL, NULL, NULL);
+}
+
+/* A single integer from a statement without parameters, e.g. a PRAGMA. */
+static bool
+query_int(sqlite3 *db, const char *sql, int64_t *value)
+{
+	sqlite3_stmt *s = NULL;
+	bool ok;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK)
+		return false;
+	ok = sqlite3_step(s) == SQLITE_ROW;
+	if (ok)
+		*value = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return ok;
+}
+
+void
+pg_db_close(pg_token *tok, bool forked)
+{
+	(void)forked;
+	for (size_t i = 0; i < PG_STMT_COUNT; i++) {
+		sqlite3_finalize(tok->stmts[i]);
+		tok->stmts[i] = NULL;
+	}
+	/*
+	 * After a fork the child closes what it inherited: the parent keeps
+	 * its own locks (POSIX locks belong to a process), and the parent's
+	 * shared lock stops the child from checkpointing or removing the WAL
+	 * while the parent uses it. The atfork handler makes sure no
+	 * transaction of ours was open at the fork.
+	 */
+	sqlite3_close_v2(tok->db);
+	tok->db = NULL;
+}
+
+CK_RV
+pg_db_open(pg_token *tok)
+{
+	int64_t app = 0, version = 0;
+	int rc;
+
+	rc = sqlite3_open_v2(tok->path, &tok->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
+	if (rc != SQLITE_OK)
+		goto fail;
+	sqlite3_busy_timeout(tok->db, BUSY_TIMEOUT_MS);
+	sqlite3_extended_result_codes(tok->db, 1);
+	if (!query_int(tok->db, "PRAGMA application_id", &app) ||
+	    !query_int(tok->db, "PRAGMA user_version", &version) ||
+	    app != APPLICATION_ID || version != SCHEMA_VERSION) {
+		pg_message("store: %s is not a p11glue token database (or a newer one); skipped",
+		           tok->path);
+		goto close;
+	}
+	rc = exec(tok, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+	               "PRAGMA secure_delete = ON; PRAGMA cache_size = -1024;");
+	if (rc != SQLITE_OK)
+		goto fail;
+	for (size_t i = 0; i < PG_STMT_COUNT; i++) {
+		rc = sqlite3_prepare_v3(tok->db, stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
+		                        &tok->stmts[i], NULL);
+		if (rc != SQLITE_OK)
+			goto fail;
+	}
+	tok->change = -1;
+	tok->data_version = -1;
+	tok->epoch = -1;
+	return CKR_OK;
+fail:
+	pg_message("store: cannot open %s: %s", tok->path, sqlite3_errstr(rc));
+close:
+	pg_db_close(tok, false);
+	return CKR_DEVICE_ERROR;
+}
+
+/* Reads the token row and the PINs. */
+static CK_RV
+load_meta(pg_token *tok, int64_t *change, int64_t *epoch)
+{
+	sqlite3_stmt *s = stmt(tok, PG_STMT_TOKEN);
+	pg_pin_wrap pins[2];
+	int rc = sqlite3_step(s);
+
+	if (rc != SQLITE_ROW)
+		return rc == SQLITE_DONE ? db_error(tok, SQLITE_CORRUPT, "no token row")
+		                         : db_error(tok, rc, "reading the token");
+	if (sqlite3_column_bytes(s, 0) != 32 || sqlite3_column_bytes(s, 1) != 16)
+		return db_error(tok, SQLITE_CORRUPT, "token row");
+	memcpy(tok->label, sqlite3_column_blob(s, 0), 32);
+	memcpy(tok->serial, sqlite3_column_text(s, 1), 16);
+	tok->max_fails = (unsigned)sqlite3_column_int(s, 2);
+	*epoch = sqlite3_column_int64(s, 3);
+	*change = sqlite3_column_int64(s, 4);
+	tok->tomb_floor = sqlite3_column_int64(s, 5);
+	sqlite3_reset(s);
+
+	memset(pins, 0, sizeof(pins));
+	s = stmt(tok, PG_STMT_PINS);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t user = sqlite3_column_int64(s, 0);
+		pg_pin_wrap *w;
+		if (user != CKU_SO && user != CKU_USER)
+			continue;
+		w = &pins[user];
+		if (strcmp((const char *)sqlite3_column_text(s, 1), "scrypt") != 0 ||
+		    sqlite3_column_bytes(s, 5) != PG_SALT_LEN || sqlite3_column_bytes(s, 6) != PG_WRAPPED_LEN)
+			return db_error(tok, SQLITE_CORRUPT, "PIN row");
+		w->set = true;
+		w->log2n = (unsigned)sqlite3_column_int(s, 2);
+		w->r = (unsigned)sqlite3_column_int(s, 3);
+		w->p = (unsigned)sqlite3_column_int(s, 4);
+		memcpy(w->salt, sqlite3_column_blob(s, 5), PG_SALT_LEN);
+		memcpy(w->wrapped, sqlite3_column_blob(s, 6), PG_WRAPPED_LEN);
+		w->fails = (unsigned)sqlite3_column_int(s, 7);
+	}
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return db_error(tok, rc, "reading PINs");
+	if (!pins[CKU_SO].set || tok->max_fails == 0)
+		return db_error(tok, SQLITE_CORRUPT, "no SO PIN");
+	memcpy(tok->pins, pins, sizeof(pins));
+	return CKR_OK;
+}
+
+/* Drops token objects whose rows are gone (after tombs were forgotten). */
+static CK_RV
+drop_missing(pg_token *tok)
+{
+	pg_map present;
+	sqlite3_stmt *s = stmt(tok, PG_STMT_IDS);
+	pg_entry *e, *next;
+	int rc;
+
+	pg_map_init(&present);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (!pg_map_add(&present, (uint64_t)sqlite3_column_int64(s, 0), tok)) {
+			pg_map_clear(&present);
+			sqlite3_reset(s);
+			return CKR_HOST_MEMORY;
+		}
+	}
+	sqlite3_reset(s);
+	for (e = tok->objects; rc == SQLITE_DONE && e != NULL; e = next) {
+		next = e->next;
+		if (e->obj.row != 0 && pg_map_get(&present, (uint64_t)e->obj.row) == NULL)
+			pg_entry_unpublish_locked(e);
+	}
+	pg_map_clear(&present);
+	return rc == SQLITE_DONE ? CKR_OK : db_error(tok, rc, "listing objects");
+}
+
+static CK_RV
+apply_tombs(pg_token *tok)
+{
+	sqlite3_stmt *s = stmt(tok, PG_STMT_TOMBS);
+	int rc;
+
+	sqlite3_bind_int64(s, 1, tok->change);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		pg_entry *e = pg_map_get(&tok->rows, (uint64_t)sqlite3_column_int64(s, 0));
+		if (e != NULL && e->version < sqlite3_column_int64(s, 1))
+			pg_entry_unpublish_locked(e);
+	}
+	sqlite3_reset(s);
+	return rc == SQLITE_DONE ? CKR_OK : db_error(tok, rc, "reading deletions");
+}
+
+static CK_RV
+apply_row(pg_token *tok, sqlite3_stmt *s, pg_sealer *sealer)
+{
+	int64_t row = sqlite3_column_int64(s, 0);
+	int64_t version = sqlite3_column_int64(s, 4);
+	pg_entry *old = pg_map_get(&tok->rows, (uint64_t)row);
+	pg_entry *e;
+	bool ok;
+
+	if (old != NULL && old->version == version)
+		return CKR_OK;
+	e = pg_entry_load(tok, row, sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1),
+	                  (CK_OBJECT_CLASS)sqlite3_column_int64(s, 2), sqlite3_column_int(s, 3) != 0,
+	                  version, sqlite3_column_blob(s, 5), (size_t)sqlite3_column_bytes(s, 5),
+	                  sealer);
+	if (e == NULL) {
+		/* Damaged rows are skipped (reported by pg_entry_load). */
+		pg_entry_unpublish_locked(old);
+		return CKR_OK;
+	}
+	ok = old ? pg_entry_replace_locked(old, e) : pg_entry_publish_locked(e);
+	pg_object_unref_locked(&e->obj);
+	return ok ? CKR_OK : CKR_HOST_MEMORY;
+}
+
+static CK_RV
+apply_changes(pg_token *tok)
+{
+	sqlite3_stmt *s;
+	pg_sealer *sealer = NULL;
+	CK_RV rv = CKR_OK;
+	int rc;
+
+	if (tok->login == PG_LOGIN_USER && tok->key != NULL) {
+		sealer = pg_sealer_new(tok->key);
+		if (sealer == NULL)
+			return CKR_HOST_MEMORY;
+	}
+	s = stmt(tok, PG_STMT_CHANGED);
+	sqlite3_bind_int64(s, 1, tok->change);
+	while (rv == CKR_OK && (rc = sqlite3_step(s)) == SQLITE_ROW)
+		rv = apply_row(tok, s, sealer);
+	sqlite3_reset(s);
+	pg_sealer_free(sealer);
+	if (rv == CKR_OK && rc != SQLITE_DONE)
+		rv = db_error(tok, rc, "reading objects");
+	return rv;
+}
+
+/* Loads what changed since tok->change; inside a read or write transaction. */
+static CK_RV
+load_changes(pg_token *tok)
+{
+	int64_t change = 0, epoch = 0;
+	CK_RV rv = load_meta(tok, &change, &epoch);
+
+	if (rv != CKR_OK)
+		return rv;
+	if (epoch != tok->epoch) {
+		/* Initialised anew (by us or another process): start over. */
+		if (tok->epoch != -1)
+			pg_token_logout_locked(tok);
+		for (pg_entry *e = tok->objects, *next; e != NULL; e = next) {
+			next = e->next;
+			if (e->obj.row != 0)
+				pg_entry_unpublish_locked(e);
+		}
+		tok->epoch = epoch;
+		tok->change = -1;
+	}
+	if (change == tok->change)
+		return CKR_OK;
+	if (tok->change >= 0 && tok->change < tok->tomb_floor)
+		rv = drop_missing(tok);
+	else if (tok->change >= 0)
+		rv = apply_tombs(tok);
+	if (rv == CKR_OK)
+		rv = apply_changes(tok);
+	if (rv == CKR_OK)
+		tok->change = change;
+	return rv;
+}
+
+CK_RV
+pg_db_sync(pg_token *tok)
+{
+	sqlite3_stmt *s;
+	int64_t dv;
+	CK_RV rv;
+	int rc;
+
+	if (tok->db == NULL)
+		return CKR_OK;
+	if (tok->broken)
+		return CKR_DEVICE_ERROR;
+	if (tok->in_write)
+		return CKR_OK;
+	s = stmt(tok, PG_STMT_DATA_VERSION);
+	rc = sqlite3_step(s);
+	if (rc != SQLITE_ROW) {
+		sqlite3_reset(s);
+		return db_error(tok, rc, "data_version");
+	}
+	dv = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	if (dv == tok->data_version)
+		return CKR_OK;
+	rc = exec(tok, "BEGIN");
+	if (rc != SQLITE_OK)
+		return db_error(tok, rc, "BEGIN");
+	rv = load_changes(tok);
+	exec(tok, rv == CKR_OK ? "COMMIT" : "ROLLBACK");
+	if (rv == CKR_OK)
+		tok->data_version = dv;
+	return rv;
+}
+
+CK_RV
+pg_db_begin(pg_token *tok)
+{
+	CK_RV rv;
+	int rc;
+
+	if (tok->db == NULL || tok->broken)
+		return CKR_DEVICE_ERROR;
+	rc = exec(tok, "BEGIN IMMEDIATE");
+	if (rc != SQLITE_OK)
+		return db_error(tok, rc, "BEGIN IMMEDIATE");
+	rv = load_changes(tok);
+	if (rv != CKR_OK) {
+		exec(tok, "ROLLBACK");
+		return rv;
+	}
+	tok->in_write = true;
+	return CKR_OK;
+}
+
+CK_RV
+pg_db_commit(pg_token *tok)
+{
+	sqlite3_stmt *s = stmt(tok, PG_STMT_CHANGE);
+	int rc;
+
+	sqlite3_bind_int64(s, 1, tok->change + 1);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc == SQLITE_DONE)
+		rc = exec(tok, "COMMIT");
+	if (rc != SQLITE_OK && rc != SQLITE_DONE) {
+		pg_db_rollback(tok);
+		return db_error(tok, rc, "COMMIT");
+	}
+	tok->in_write = false;
+	tok->change++;
+	return CKR_OK;
+}
+
+void
+pg_db_rollback(pg_token *tok)
+{
+	if (sqlite3_get_autocommit(tok->db) == 0)
+		exec(tok, "ROLLBACK");
+	tok->in_write = false;
+}
+
+CK_RV
+pg_db_put(pg_token *tok, pg_entry *e, const pg_buf *record, bool update)
+{
+	sqlite3_stmt *s = stmt(tok, update ? PG_STMT_UPDATE : PG_STMT_INSERT);
+	int64_t version = tok->change + 1;
+	int rc;
+
+	if (update)
+		sqlite3_bind_int64(s, 1, e->obj.row);
+	else
+		sqlite3_bind_blob(s, 1, e->uid, PG_UID_LEN, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, (sqlite3_int64)pg_attrs_ulong(&e->obj.attrs, CKA_CLASS, 0));
+	sqlite3_bind_int(s, 3, pg_attrs_bool(&e->obj.attrs, CKA_PRIVATE, false));
+	sqlite3_bind_int64(s, 4, version);
+	sqlite3_bind_blob(s, 5, record->data, (int)record->len, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return db_error(tok, rc, "writing an object");
+	if (update && sqlite3_changes(tok->db) != 1)
+		return CKR_OBJECT_HANDLE_INVALID;
+	if (!update)
+		e->obj.row = sqlite3_last_insert_rowid(tok->db);
+	e->version = version;
+	return CKR_OK;
+}
+
+CK_RV
+pg_db_delete(pg_token *tok, pg_entry *e)
+{
+	sqlite3_stmt *s = stmt(tok, PG_STMT_DELETE);
+	int64_t version = tok->change + 1;
+	int rc;
+
+	sqlite3_bind_int64(s, 1, e->obj.row);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return db_error(tok, rc, "deleting an object");
+	s = stmt(tok, PG_STMT_TOMB);
+	sqlite3_bind_int64(s, 1, version);
+	sqlite3_bind_int64(s, 2, e->obj.row);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return db_error(tok, rc, "recording a deletion");
+	/* Forget old deletions now and then; readers behind rescan (drop_missing). */
+	if (version % 1000 == 0 && version > TOMB_KEEP) {
+		char sql[160];
+		snprintf(sql, sizeof(sql),
+		         "DELETE FROM tomb WHERE version <= %lld;"
+		         "UPDATE token SET tomb_floor = %lld WHERE id = 1;",
+		         (long long)(version - TOMB_KEEP), (long long)(version - TOMB_KEEP));
+		rc = exec(tok, sql);
+		if (rc != SQLITE_OK)
+			return db_error(tok, rc, "pruning deletions");
+	}
+	return CKR_OK;
+}
+
+CK_RV
+pg_db_set_pin(pg_token *tok, CK_USER_TYPE user, const pg_pin_wrap *w)
+{
+	sqlite3_stmt *s = stmt(tok, PG_STMT_PIN_SET);
+	int rc;
+
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)user);
+	sqlite3_bind_int(s, 2, (int)w->log2n);
+	sqlite3_bind_int(s, 3, (int)w->r);
+	sqlite3_bind_int(s, 4, (int)w->p);
+	sqlite3_bind_blob(s, 5, w->salt, PG_SALT_LEN, SQLITE_STATIC);
+	sqlite3_bind_blob(s, 6, w->wrapped, PG_WRAPPED_LEN, SQLITE_STATIC);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	sqlite3_clear_bindings(s);
+	if (rc != SQLITE_DONE)
+		return db_error(tok, rc, "writing a PIN");
+	tok->pins[user] = *w;
+	tok->pins[user].fails = 0;
+	return CKR_OK;
+}
+
+CK_RV
+pg_db_set_fails(pg_token *tok, CK_USER_TYPE user, unsigned fails)
+{
+	sqlite3_stmt *s = stmt(tok, PG_STMT_FAILS);
+	int rc;
+
+	sqlite3_bind_int64(s, 1, (sqlite3_int64)user);
+	sqlite3_bind_int(s, 2, (int)fails);
+	rc = sqlite3_step(s);
+	sqlite3_reset(s);
+	if (rc != SQLITE_DONE)
+		return db_error(tok, rc, "writing a PIN counter");
+	tok->pins[user].fails = fails;
+	return CKR_OK;
+}
+
+CK_RV
+pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const pg_pin_wrap *so)
+{
+	sqlite3_stmt *s = NULL;
+	int rc;
+
+	rc = exec(tok, "DELETE FROM object; DELETE FROM tomb; DELETE FROM pin;");
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(tok->db, "UPDATE token SET label = ?1, epoch = epoch + 1,"
+		                        " tomb_floor = ?2 WHERE id = 1", -1, &s, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_blob(s, 1, label, 32, SQLITE_STATIC);
+		sqlite3_bind_int64(s, 2, tok->change + 1);
+		rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(tok->db);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_OK)
+		return db_error(tok, rc, "initialising the token");
+	return pg_db_set_pin(tok, CKU_SO, so);
+}
+
+/* Writes the schema and the first rows into a new, empty database. */
+static int
+create_schema(sqlite3 *db, const CK_UTF8CHAR label[32], const pg_pin_wrap *so, unsigned max_fails)
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char rnd[8];
+	char serial[16];
+	sqlite3_stmt *s = NULL;
+	char sql[96];
+	int rc;
+
+	if (!pg_random(rnd, sizeof(rnd)))
+		return SQLITE_ERROR;
+	for (size_t i = 0; i < 8; i++) {
+		serial[2 * i] = hex[rnd[i] >> 4];
+		serial[2 * i + 1] = hex[rnd[i] & 15];
+	}
+	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d; PRAGMA user_version = %d;",
+	         APPLICATION_ID, SCHEMA_VERSION);
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, schema, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, "INSERT INTO token VALUES (1, ?1, ?2, ?3, 1, 0, 0)",
+		                        -1, &s, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_blob(s, 1, label, 32, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, serial, 16, SQLITE_STATIC);
+		sqlite3_bind_int(s, 3, (int)max_fails);
+		rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+	}
+	sqlite3_finalize(s);
+	s = NULL;
+	if (rc == SQLITE_OK)
+		rc = sqlite3_prepare_v2(db, stmt_sql[PG_STMT_PIN_SET], -1, &s, NULL);
+	if (rc == SQLITE_OK) {
+		sqlite3_bind_int(s, 1, CKU_SO);
+		sqlite3_bind_int(s, 2, (int)so->log2n);
+		sqlite3_bind_int(s, 3, (int)so->r);
+		sqlite3_bind_int(s, 4, (int)so->p);
+		sqlite3_bind_blob(s, 5, so->salt, PG_SALT_LEN, SQLITE_STATIC);
+		sqlite3_bind_blob(s, 6, so->wrapped, PG_WRAPPED_LEN, SQLITE_STATIC);
+		rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
+	}
+	sqlite3_finalize(s);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(db, "COMMIT; PRAGMA journal_mode = WAL;", NULL, NULL, NULL);
+	return rc;
+}
+
+CK_RV
+pg_db_create(const char *path, const CK_UTF8CHAR label[32], const pg_pin_wrap *so,
+             unsigned max_fails)
+{
+	char *tmp;
+	sqlite3 *db = NULL;
+	size_t len = strlen(path) + 32;
+	CK_RV rv = CKR_DEVICE_ERROR;
+	int fd, rc;
+
+	tmp = malloc(len);
+	if (tmp == NULL)
+		return CKR_HOST_MEMORY;
+	snprintf(tmp, len, "%s.tmp%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		pg_message("store: cannot create %s: %s", tmp, strerror(errno));
+		free(tmp);
+		return CKR_DEVICE_ERROR;
+	}
+	close(fd);
+	rc = sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL);
+	if (rc == SQLITE_OK)
+		rc = create_schema(db, label, so, max_fails);
+	/* Closing the only connection folds the WAL into the file. */
+	if (sqlite3_close(db) != SQLITE_OK && rc == SQLITE_OK)
+		rc = SQLITE_ERROR;
+	if (rc != SQLITE_OK) {
+		pg_message("store: cannot create a token in %s: %s", tmp, sqlite3_errstr(rc));
+	} else if (link(tmp, path) != 0) {
+		rv = errno == EEXIST ? CKR_FUNCTION_FAILED : CKR_DEVICE_ERROR;
+		pg_message("store: cannot create %s: %s", path, strerror(errno));
+	} else {
+		rv = CKR_OK;
+	}
+	unlink(tmp);
+	free(tmp);
+	return rv;
+}
+
+bool
+pg_db_check(const char *path)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+	bool ok = false;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+	    sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		ok = strcmp((const char *)sqlite3_column_text(s, 0), "ok") == 0;
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+	return ok;
+}

@@ -1,0 +1,536 @@
+/*
+ * Slots and tokens.
+ *
+ * The store directory holds one database per token, "token-N.sqlite";
+ * the token sits in slot N, in every process. One more slot, the lowest
+ * free N, holds an uninitialised token: C_InitToken there creates
+ * token-N.sqlite, the token stays in slot N and the next free number
+ * becomes the free slot (as SoftHSM2 users expect). A file that cannot
+ * be opened as a token is reported and its slot not offered, and its
+ * number is never reused, so nothing overwrites it.
+ */
+#include "config.h"
+
+#include "core.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_SLOT 99999
+
+static char *
+token_path(CK_SLOT_ID slot)
+{
+	size_t len = strlen(pg_store.dir) + 40;
+	char *path = malloc(len);
+
+	if (path != NULL)
+		snprintf(path, len, "%s/token-%lu.sqlite", pg_store.dir, slot);
+	return path;
+}
+
+/* The slot number of a token file name, or -1. */
+static long
+parse_name(const char *name)
+{
+	const char *p = name + 6;
+	long n = 0;
+
+	if (strncmp(name, "token-", 6) != 0 || !isdigit((unsigned char)*p))
+		return -1;
+	if (*p == '0' && isdigit((unsigned char)p[1]))
+		return -1;
+	for (; isdigit((unsigned char)*p); p++) {
+		n = n * 10 + (*p - '0');
+		if (n > MAX_SLOT)
+			return -1;
+	}
+	return strcmp(p, ".sqlite") == 0 ? n : -1;
+}
+
+static pg_token *
+token_any_locked(CK_SLOT_ID slot)
+{
+	for (pg_token *t = pg_store.tokens; t != NULL; t = t->next) {
+		if (t->slot == slot)
+			return t;
+	}
+	return NULL;
+}
+
+pg_token *
+pg_token_find_locked(CK_SLOT_ID slot)
+{
+	pg_token *t = token_any_locked(slot);
+
+	if (t == NULL || (!t->free_slot && t->db == NULL))
+		return NULL;
+	return t;
+}
+
+static void
+insert_sorted(pg_token *tok)
+{
+	pg_token **p = &pg_store.tokens;
+
+	while (*p != NULL && (*p)->slot < tok->slot)
+		p = &(*p)->next;
+	tok->next = *p;
+	*p = tok;
+}
+
+static void
+add_event(CK_SLOT_ID slot)
+{
+	CK_SLOT_ID *events;
+
+	for (size_t i = 0; i < pg_store.n_events; i++) {
+		if (pg_store.events[i] == slot)
+			return;
+	}
+	events = realloc(pg_store.events, (pg_store.n_events + 1) * sizeof(*events));
+	if (events == NULL)
+		return;
+	pg_store.events = events;
+	events[pg_store.n_events++] = slot;
+	pthread_cond_broadcast(&pg_store.event);
+}
+
+/* Opens a token's database into tok (which may be the free slot). */
+static void
+token_open(pg_token *tok, bool quiet)
+{
+	tok->free_slot = false;
+	if (pg_db_open(tok) != CKR_OK)
+		return;
+	if (pg_db_sync(tok) != CKR_OK) {
+		pg_entries_free_token_locked(tok, false);
+		pg_db_close(tok, false);
+		return;
+	}
+	if (!quiet)
+		add_event(tok->slot);
+}
+
+static pg_token *
+token_new(CK_SLOT_ID slot)
+{
+	pg_token *tok = calloc(1, sizeof(*tok));
+
+	if (tok == NULL)
+		return NULL;
+	tok->slot = slot;
+	tok->path = token_path(slot);
+	if (tok->path == NULL) {
+		free(tok);
+		return NULL;
+	}
+	insert_sorted(tok);
+	return tok;
+}
+
+static void
+scan_dir(bool quiet)
+{
+	DIR *dir = opendir(pg_store.dir);
+	struct dirent *ent;
+
+	if (dir == NULL)
+		return;
+	while ((ent = readdir(dir)) != NULL) {
+		long n = parse_name(ent->d_name);
+		pg_token *tok;
+		if (n < 0)
+			continue;
+		tok = token_any_locked((CK_SLOT_ID)n);
+		if (tok != NULL && !tok->free_slot)
+			continue;
+		if (tok == NULL)
+			tok = token_new((CK_SLOT_ID)n);
+		if (tok != NULL)
+			token_open(tok, quiet);
+	}
+	closedir(dir);
+}
+
+void
+pg_tokens_scan_locked(bool quiet)
+{
+	CK_SLOT_ID free_slot = 0;
+	bool have_free = false;
+
+	if (pg_store.dir == NULL)
+		return;
+	scan_dir(quiet);
+	for (pg_token *t = pg_store.tokens; t != NULL; t = t->next)
+		have_free = have_free || t->free_slot;
+	if (have_free)
+		return;
+	while (token_any_locked(free_slot) != NULL)
+		free_slot++;
+	if (free_slot <= MAX_SLOT) {
+		pg_token *tok = token_new(free_slot);
+		if (tok != NULL)
+			tok->free_slot = true;
+	}
+}
+
+void
+pg_tokens_free_locked(bool forked)
+{
+	pg_token *t, *next;
+
+	for (t = pg_store.tokens; t != NULL; t = next) {
+		next = t->next;
+		pg_token_key_free(t->key);
+		pg_entries_free_token_locked(t, forked);
+		if (t->db != NULL)
+			pg_db_close(t, forked);
+		free(t->path);
+		free(t);
+	}
+	pg_store.tokens = NULL;
+	free(pg_store.events);
+	pg_store.events = NULL;
+	pg_store.n_events = 0;
+}
+
+static CK_FLAGS
+pin_flags(const pg_token *tok, CK_USER_TYPE user, CK_FLAGS low, CK_FLAGS final, CK_FLAGS locked)
+{
+	unsigned fails = tok->pins[user].fails;
+
+	if (!tok->pins[user].set)
+		return 0;
+	if (fails >= tok->max_fails)
+		return locked;
+	return (fails > 0 ? low : 0) | (tok->max_fails - fails == 1 ? final : 0);
+}
+
+CK_FLAGS
+pg_token_flags_locked(const pg_token *tok)
+{
+	CK_FLAGS flags = CKF_RNG | CKF_LOGIN_REQUIRED;
+
+	if (tok->free_slot)
+		return flags;
+	flags |= CKF_TOKEN_INITIALIZED;
+	if (tok->pins[CKU_USER].set)
+		flags |= CKF_USER_PIN_INITIALIZED;
+	flags |= pin_flags(tok, CKU_USER, CKF_USER_PIN_COUNT_LOW, CKF_USER_PIN_FINAL_TRY,
+	                   CKF_USER_PIN_LOCKED);
+	flags |= pin_flags(tok, CKU_SO, CKF_SO_PIN_COUNT_LOW, CKF_SO_PIN_FINAL_TRY, CKF_SO_PIN_LOCKED);
+	if (tok->broken)
+		flags |= CKF_ERROR_STATE;
+	return flags;
+}
+
+void
+pg_token_logout_locked(pg_token *tok)
+{
+	bool user = tok->login == PG_LOGIN_USER;
+
+	tok->login = PG_LOGIN_NONE;
+	pg_token_key_free(tok->key);
+	tok->key = NULL;
+	/* Private values go back to sealed; private objects are hidden anyway. */
+	if (user)
+		(void)pg_entries_reseal_locked(tok, NULL);
+}
+
+CK_RV
+C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR pulCount)
+{
+	CK_ULONG n = 0;
+	CK_RV rv = pg_store_check_initialized();
+
+	(void)tokenPresent;   /* every slot has a token, if only an uninitialised one */
+	if (rv != CKR_OK)
+		return rv;
+	if (pulCount == NULL)
+		return CKR_ARGUMENTS_BAD;
+	pg_store_lock();
+	/* Rescan on the sizing call, so the filling call sees the same list. */
+	if (pSlotList == NULL)
+		pg_tokens_scan_locked(false);
+	for (pg_token *t = pg_store.tokens; t != NULL; t = t->next) {
+		if (!t->free_slot && t->db == NULL)
+			continue;
+		if (pSlotList != NULL && n < *pulCount)
+			pSlotList[n] = t->slot;
+		n++;
+	}
+	pg_store_unlock();
+	if (pSlotList != NULL && n > *pulCount)
+		rv = CKR_BUFFER_TOO_SMALL;
+	*pulCount = n;
+	return rv;
+}
+
+CK_RV
+C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
+{
+	char desc[64];
+	CK_RV rv = pg_store_check_initialized();
+
+	if (rv != CKR_OK)
+		return rv;
+	pg_store_lock();
+	if (pg_token_find_locked(slotID) == NULL)
+		rv = CKR_SLOT_ID_INVALID;
+	pg_store_unlock();
+	if (rv != CKR_OK)
+		return rv;
+	if (pInfo == NULL)
+		return CKR_ARGUMENTS_BAD;
+	snprintf(desc, sizeof(desc), "p11glue key store slot %lu", slotID);
+	pg_pad(pInfo->slotDescription, sizeof(pInfo->slotDescription), desc);
+	pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "p11glue");
+	pInfo->flags = CKF_TOKEN_PRESENT;
+	pInfo->hardwareVersion.major = 0;
+	pInfo->hardwareVersion.minor = 1;
+	pInfo->firmwareVersion.major = 0;
+	pInfo->firmwareVersion.minor = 1;
+	return CKR_OK;
+}
+
+static void
+token_info_locked(pg_token *tok, CK_TOKEN_INFO *info)
+{
+	char serial[17];
+
+	memset(info, 0, sizeof(*info));
+	if (tok->free_slot)
+		memset(info->label, ' ', sizeof(info->label));
+	else
+		memcpy(info->label, tok->label, sizeof(info->label));
+	pg_pad(info->manufacturerID, sizeof(info->manufacturerID), "p11glue");
+	pg_pad(info->model, sizeof(info->model), "p11glue store");
+	memcpy(serial, tok->serial, 16);
+	serial[16] = 0;
+	pg_pad(info->serialNumber, sizeof(info->serialNumber), tok->free_slot ? "" : serial);
+	info->flags = pg_token_flags_locked(tok);
+	info->ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
+	info->ulSessionCount = tok->sessions;
+	info->ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;
+	info->ulRwSessionCount = tok->rw_sessions;
+	info->ulMaxPinLen = PG_PIN_MAX;
+	info->ulMinPinLen = PG_PIN_MIN;
+	info->ulTotalPublicMemory = CK_UNAVAILABLE_INFORMATION;
+	info->ulFreePublicMemory = CK_UNAVAILABLE_INFORMATION;
+	info->ulTotalPrivateMemory = CK_UNAVAILABLE_INFORMATION;
+	info->ulFreePrivateMemory = CK_UNAVAILABLE_INFORMATION;
+	info->hardwareVersion.minor = 1;
+	info->firmwareVersion.minor = 1;
+	memset(info->utcTime, ' ', sizeof(info->utcTime));
+}
+
+CK_RV
+C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
+{
+	pg_token *tok;
+	CK_RV rv = pg_store_check_initialized();
+
+	if (rv != CKR_OK)
+		return rv;
+	pg_store_lock();
+	tok = pg_token_find_locked(slotID);
+	if (tok == NULL)
+		rv = CKR_SLOT_ID_INVALID;
+	else if (pInfo == NULL)
+		rv = CKR_ARGUMENTS_BAD;
+	else
+		rv = pg_db_sync(tok);
+	if (rv == CKR_OK)
+		token_info_locked(tok, pInfo);
+	pg_store_unlock();
+	return rv;
+}
+
+CK_RV
+C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList,
+                   CK_ULONG_PTR pulCount)
+{
+	CK_RV rv = pg_store_check_initialized();
+
+	if (rv != CKR_OK)
+		return rv;
+	pg_store_lock();
+	if (pg_token_find_locked(slotID) == NULL)
+		rv = CKR_SLOT_ID_INVALID;
+	pg_store_unlock();
+	if (rv != CKR_OK)
+		return rv;
+	if (pulCount == NULL)
+		return CKR_ARGUMENTS_BAD;
+	return pg_mech_list(pMechanismList, pulCount);
+}
+
+CK_RV
+C_GetMechanismInfo(CK_SLOT_ID slotID, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO_PTR pInfo)
+{
+	CK_RV rv = pg_store_check_initialized();
+
+	if (rv != CKR_OK)
+		return rv;
+	pg_store_lock();
+	if (pg_token_find_locked(slotID) == NULL)
+		rv = CKR_SLOT_ID_INVALID;
+	pg_store_unlock();
+	if (rv != CKR_OK)
+		return rv;
+	if (pInfo == NULL)
+		return CKR_ARGUMENTS_BAD;
+	return pg_mech_info(type, pInfo);
+}
+
+/* C_InitToken on the free slot: a new token file. */
+static CK_RV
+init_new_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PTR label)
+{
+	pg_token_key *key;
+	pg_pin_wrap so;
+	unsigned log2n = pg_store.kdf_log2n, gen = pg_store.generation;
+	CK_SLOT_ID slot = tok->slot;
+	CK_RV rv;
+
+	if (len < PG_PIN_MIN || len > PG_PIN_MAX)
+		return CKR_PIN_LEN_RANGE;
+	pg_store_unlock();
+	key = pg_token_key_new();
+	rv = key ? pg_token_key_wrap(key, CKU_SO, pin, len, log2n, &so) : CKR_HOST_MEMORY;
+	pg_token_key_free(key);
+	pg_store_lock();
+	if (rv != CKR_OK)
+		return rv;
+	if (!pg_store.initialized || pg_store.generation != gen)
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	tok = token_any_locked(slot);
+	if (tok == NULL || !tok->free_slot)
+		return CKR_FUNCTION_FAILED;
+	rv = pg_db_create(tok->path, label, &so, pg_store.max_fails);
+	pg_memzero(&so, sizeof(so));
+	/* Whoever created it (we or a racing process), the scan opens it. */
+	pg_tokens_scan_locked(false);
+	return rv;
+}
+
+/* C_InitToken on a token: destroys its objects, new token key. */
+static CK_RV
+init_again_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PTR label)
+{
+	pg_token_key *key = NULL;
+	pg_pin_wrap so;
+	unsigned log2n = pg_store.kdf_log2n, gen = pg_store.generation;
+	CK_RV rv = pg_db_sync(tok);
+
+	if (rv == CKR_OK)
+		rv = pg_pin_verify_locked(tok, CKU_SO, pin, len, &key);
+	pg_token_key_free(key);
+	if (rv != CKR_OK)
+		return rv;
+	pg_store_unlock();
+	key = pg_token_key_new();
+	rv = key ? pg_token_key_wrap(key, CKU_SO, pin, len, log2n, &so) : CKR_HOST_MEMORY;
+	pg_token_key_free(key);
+	pg_store_lock();
+	if (rv == CKR_OK && (!pg_store.initialized || pg_store.generation != gen))
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	if (rv == CKR_OK && tok->sessions > 0)
+		rv = CKR_SESSION_EXISTS;
+	if (rv == CKR_OK)
+		rv = pg_db_begin(tok);
+	if (rv != CKR_OK)
+		return rv;
+	rv = pg_db_reinit(tok, label, &so);
+	if (rv == CKR_OK)
+		rv = pg_db_commit(tok);
+	else
+		pg_db_rollback(tok);
+	if (rv != CKR_OK)
+		return rv;
+	/* The same as another process seeing the new epoch (db.c). */
+	pg_token_logout_locked(tok);
+	for (pg_entry *e = tok->objects, *next; e != NULL; e = next) {
+		next = e->next;
+		pg_entry_unpublish_locked(e);
+	}
+	tok->epoch++;
+	memcpy(tok->label, label, sizeof(tok->label));
+	memset(&tok->pins[CKU_USER], 0, sizeof(tok->pins[CKU_USER]));
+	add_event(tok->slot);
+	return CKR_OK;
+}
+
+CK_RV
+C_InitToken(CK_SLOT_ID slotID, CK_UTF8CHAR_PTR pPin, CK_ULONG ulPinLen, CK_UTF8CHAR_PTR pLabel)
+{
+	pg_token *tok;
+	CK_RV rv = pg_store_check_initialized();
+
+	if (rv != CKR_OK)
+		return rv;
+	pg_store_lock();
+	tok = pg_token_find_locked(slotID);
+	if (tok == NULL)
+		rv = CKR_SLOT_ID_INVALID;
+	else if (pPin == NULL || pLabel == NULL)
+		rv = CKR_ARGUMENTS_BAD;
+	else if (tok->sessions > 0)
+		rv = CKR_SESSION_EXISTS;
+	else if (tok->free_slot)
+		rv = init_new_locked(tok, pPin, ulPinLen, pLabel);
+	else
+		rv = init_again_locked(tok, pPin, ulPinLen, pLabel);
+	pg_store_unlock();
+	return rv;
+}
+
+CK_RV
+C_WaitForSlotEvent(CK_FLAGS flags, CK_SLOT_ID_PTR pSlot, CK_VOID_PTR pReserved)
+{
+	struct timespec until;
+	CK_RV rv = pg_store_check_initialized();
+
+	if (rv != CKR_OK)
+		return rv;
+	if (pSlot == NULL || pReserved != NULL)
+		return CKR_ARGUMENTS_BAD;
+	pg_store_lock();
+	for (;;) {
+		if (!pg_store.initialized) {
+			rv = CKR_CRYPTOKI_NOT_INITIALIZED;
+			break;
+		}
+		pg_tokens_scan_locked(false);
+		if (pg_store.n_events > 0) {
+			*pSlot = pg_store.events[0];
+			memmove(pg_store.events, pg_store.events + 1,
+			        --pg_store.n_events * sizeof(CK_SLOT_ID));
+			rv = CKR_OK;
+			break;
+		}
+		if (flags & CKF_DONT_BLOCK) {
+			rv = CKR_NO_EVENT;
+			break;
+		}
+		/* Other processes create tokens too: look again every half second. */
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 500000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		pg_store.waiters++;
+		pthread_cond_timedwait(&pg_store.event, pg_store_mutex(), &until);
+		pg_store.waiters--;
+	}
+	if (!pg_store.initialized)
+		pthread_cond_broadcast(&pg_store.event);
+	pg_store_unlock();
+	return rv;
+}
