@@ -15,6 +15,7 @@
 
 #include "common.h"
 #include "handles.h"
+#include "initargs.h"
 #include "pkcs11-calls.h"
 
 #include <p11glue/p11glue.h>
@@ -94,8 +95,10 @@ lookup_slot(CK_SLOT_ID id, px_module **mod, CK_SLOT_ID *real)
 	return rv;
 }
 
+/* The module, real handle and (when slot is not NULL) proxy slot of a session. */
 static CK_RV
-lookup_session(CK_SESSION_HANDLE handle, px_module **mod, CK_SESSION_HANDLE *real)
+lookup_session_slot(CK_SESSION_HANDLE handle, px_module **mod, CK_SESSION_HANDLE *real,
+                    CK_SLOT_ID *slot)
 {
 	CK_ULONG value;
 	CK_RV rv = CKR_OK;
@@ -109,9 +112,17 @@ lookup_session(CK_SESSION_HANDLE handle, px_module **mod, CK_SESSION_HANDLE *rea
 		px_session *s = (px_session *)(uintptr_t)value;
 		*mod = &px.modules[s->module];
 		*real = s->real;
+		if (slot)
+			*slot = s->slot;
 	}
 	pthread_mutex_unlock(&px.lock);
 	return rv;
+}
+
+static CK_RV
+lookup_session(CK_SESSION_HANDLE handle, px_module **mod, CK_SESSION_HANDLE *real)
+{
+	return lookup_session_slot(handle, mod, real, NULL);
 }
 
 /* The proxy ID of a module's slot, assigned on first sight. */
@@ -254,18 +265,10 @@ register_fork(void)
 static CK_RV
 px_C_Initialize(CK_VOID_PTR pInitArgs)
 {
-	CK_C_INITIALIZE_ARGS *args = pInitArgs;
-	CK_RV rv;
-	int given;
+	CK_RV rv = pg_check_initialize_args(pInitArgs);
 
-	if (args != NULL) {
-		given = (args->CreateMutex != NULL) + (args->DestroyMutex != NULL) +
-		        (args->LockMutex != NULL) + (args->UnlockMutex != NULL);
-		if (given != 0 && given != 4)
-			return CKR_ARGUMENTS_BAD;
-		if (given == 4 && !(args->flags & CKF_OS_LOCKING_OK))
-			return CKR_CANT_LOCK;
-	}
+	if (rv != CKR_OK)
+		return rv;
 	pthread_once(&fork_once, register_fork);
 	pthread_mutex_lock(&px.lock);
 	if (px.initialized) {
@@ -465,25 +468,11 @@ px_C_CloseSession(CK_SESSION_HANDLE hSession)
 static CK_RV
 px_C_GetSessionInfo(CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo)
 {
-	px_session *s;
-	CK_ULONG value;
-	CK_SLOT_ID slot = 0;
-	px_module *mod = NULL;
-	CK_SESSION_HANDLE real = 0;
-	CK_RV rv = CKR_OK;
+	CK_SLOT_ID slot;
+	px_module *mod;
+	CK_SESSION_HANDLE real;
+	CK_RV rv = lookup_session_slot(hSession, &mod, &real, &slot);
 
-	pthread_mutex_lock(&px.lock);
-	if (!px.initialized)
-		rv = CKR_CRYPTOKI_NOT_INITIALIZED;
-	else if (!pg_handle_map_get(&px.sessions, hSession, &value))
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else {
-		s = (px_session *)(uintptr_t)value;
-		mod = &px.modules[s->module];
-		real = s->real;
-		slot = s->slot;
-	}
-	pthread_mutex_unlock(&px.lock);
 	if (rv != CKR_OK)
 		return rv;
 	rv = mod->funcs->C_GetSessionInfo(real, pInfo);
