@@ -14,7 +14,11 @@ for f in \
 	usr/include/p11glue/p11glue.h \
 	usr/include/p11glue/pkcs11.h \
 	usr/include/p11glue/pkcs11x.h \
-	usr/include/p11glue/uri.h; do
+	usr/include/p11glue/uri.h \
+	usr/include/p11glue/registry.h \
+	usr/include/p11glue/pin.h \
+	usr/include/p11glue/defs.h \
+	"usr/lib/$arch/pkcs11/p11glue-proxy.so"; do
 	if [ -e "$stage/$f" ]; then echo "installed: /$f"; else echo "MISSING: /$f"; status=1; fi
 done
 # A program built against the installed files only.

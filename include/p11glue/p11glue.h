@@ -14,17 +14,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <p11glue/defs.h>
 #include <p11glue/pkcs11.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#if defined(__GNUC__) && !defined(P11GLUE_PUBLIC)
-#define P11GLUE_PUBLIC __attribute__((visibility("default")))
-#elif !defined(P11GLUE_PUBLIC)
-#define P11GLUE_PUBLIC
-#endif
 
 /* Results of the core API. Values are stable across releases. */
 typedef enum {

@@ -21,19 +21,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <p11glue/defs.h>
 #include <p11glue/pkcs11.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#ifndef P11GLUE_PUBLIC
-#if defined(__GNUC__)
-#define P11GLUE_PUBLIC __attribute__((visibility("default")))
-#else
-#define P11GLUE_PUBLIC
-#endif
-#endif
 
 typedef struct p11glue_registry p11glue_registry;
 typedef struct p11glue_module p11glue_module;

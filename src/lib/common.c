@@ -64,6 +64,18 @@ pg_free_secret(void *p, size_t len)
 	free(p);
 }
 
+int
+pg_hex_value(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
 unsigned char *
 pg_memdup0(const void *data, size_t len)
 {

@@ -73,6 +73,9 @@ void pg_buf_printf(pg_buf *buf, const char *fmt, ...) PG_PRINTF(2, 3);
  */
 char *pg_buf_steal(pg_buf *buf, size_t *len);
 
+/* The value of a hex digit (either case), or -1. */
+int pg_hex_value(unsigned char c);
+
 /* Duplicates len bytes and appends a NUL; NULL when out of memory. */
 unsigned char *pg_memdup0(const void *data, size_t len);
 

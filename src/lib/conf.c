@@ -285,7 +285,34 @@ module_file_name(const char *file, char name[256])
 	return true;
 }
 
-/* Puts mod into conf (replacing a module of the same name); takes mod. */
+/*
+ * Merges a later file's settings over an earlier module of the same name:
+ * each setting the later file gives replaces the earlier one, the others
+ * stay. The later file becomes the module's file; an error sticks.
+ */
+static bool
+merge_module(pg_conf_module *into, pg_conf_module *later)
+{
+	bool ok = true;
+
+	for (size_t i = 0; ok && i < later->values.n; i++)
+		ok = pg_conf_map_set(&into->values, later->values.items[i].key,
+		                     later->values.items[i].value);
+	if (ok) {
+		free(into->file);
+		into->file = later->file;
+		later->file = NULL;
+		if (later->error != NULL) {
+			free(into->error);
+			into->error = later->error;
+			later->error = NULL;
+		}
+	}
+	module_clear(later);
+	return ok;
+}
+
+/* Puts mod into conf (merged over a module of the same name); takes mod. */
 static bool
 put_module(pg_conf *conf, pg_conf_module *mod)
 {
@@ -294,11 +321,8 @@ put_module(pg_conf *conf, pg_conf_module *mod)
 
 	while (at < conf->n_modules && strcmp(conf->modules[at].name, mod->name) < 0)
 		at++;
-	if (at < conf->n_modules && strcmp(conf->modules[at].name, mod->name) == 0) {
-		module_clear(&conf->modules[at]);
-		conf->modules[at] = *mod;
-		return true;
-	}
+	if (at < conf->n_modules && strcmp(conf->modules[at].name, mod->name) == 0)
+		return merge_module(&conf->modules[at], mod);
 	grown = realloc(conf->modules, (conf->n_modules + 1) * sizeof(*grown));
 	if (grown == NULL) {
 		module_clear(mod);

@@ -9,9 +9,10 @@
  *   user global       ~/.config/pkcs11/pkcs11.conf
  *   user modules      ~/.config/pkcs11/modules/NAME.module
  * P11GLUE_CONFIG=DIR replaces all of them by DIR/pkcs11.conf and
- * DIR/modules/. A module file replaces an earlier file of the same
- * module name as a whole; a file without "module:" (or with it empty)
- * therefore disables the module of that name.
+ * DIR/modules/. A module file's settings are merged over those of an
+ * earlier file of the same module name, one by one (a user file with
+ * "priority: 5" changes only the priority). An empty "module:" disables
+ * the module of that name; so does having no "module:" in any file.
  *
  * User files are read when the system file's user-config is "merge"
  * (the default) or "only" ("only" drops the system module files), never

@@ -21,13 +21,6 @@ pg_handle_map_clear(pg_handle_map *map)
 	pg_handle_map_init(map);
 }
 
-static size_t
-hash(CK_ULONG key)
-{
-	/* Fibonacci hashing spreads sequential handles. */
-	return (size_t)((unsigned long long)key * 0x9E3779B97F4A7C15ULL >> 17);
-}
-
 static bool
 grow(pg_handle_map *map)
 {
@@ -59,7 +52,7 @@ pg_handle_map_put(pg_handle_map *map, CK_ULONG key, CK_ULONG value)
 	/* Keep the load under 3/4. */
 	if ((map->n + 1) * 4 > map->cap * 3 && !grow(map))
 		return false;
-	for (i = hash(key) & (map->cap - 1);; i = (i + 1) & (map->cap - 1)) {
+	for (i = pg_handle_hash(key) & (map->cap - 1);; i = (i + 1) & (map->cap - 1)) {
 		pg_handle_entry *e = &map->slots[i];
 		if (!e->used) {
 			*e = (pg_handle_entry){ key, value, true };
@@ -73,24 +66,10 @@ pg_handle_map_put(pg_handle_map *map, CK_ULONG key, CK_ULONG value)
 	}
 }
 
-static pg_handle_entry *
-find(const pg_handle_map *map, CK_ULONG key)
-{
-	if (map->cap == 0)
-		return NULL;
-	for (size_t i = hash(key) & (map->cap - 1);; i = (i + 1) & (map->cap - 1)) {
-		pg_handle_entry *e = &map->slots[i];
-		if (!e->used)
-			return NULL;
-		if (e->key == key)
-			return e;
-	}
-}
-
 bool
 pg_handle_map_get(const pg_handle_map *map, CK_ULONG key, CK_ULONG *value)
 {
-	pg_handle_entry *e = find(map, key);
+	pg_handle_entry *e = pg_handle_map_find(map, key);
 
 	if (e == NULL)
 		return false;
@@ -102,7 +81,7 @@ pg_handle_map_get(const pg_handle_map *map, CK_ULONG key, CK_ULONG *value)
 bool
 pg_handle_map_remove(pg_handle_map *map, CK_ULONG key)
 {
-	pg_handle_entry *e = find(map, key);
+	pg_handle_entry *e = pg_handle_map_find(map, key);
 	size_t hole, i, mask = map->cap - 1;
 
 	if (e == NULL)
@@ -113,7 +92,7 @@ pg_handle_map_remove(pg_handle_map *map, CK_ULONG key)
 	/* Backward shift: move later entries of the run into the hole when
 	 * their home position does not lie between the hole and them. */
 	for (i = (hole + 1) & mask; map->slots[i].used; i = (i + 1) & mask) {
-		size_t home = hash(map->slots[i].key) & mask;
+		size_t home = pg_handle_hash(map->slots[i].key) & mask;
 		if (((i - home) & mask) >= ((i - hole) & mask)) {
 			map->slots[hole] = map->slots[i];
 			map->slots[i].used = false;

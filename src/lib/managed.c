@@ -5,6 +5,7 @@
 
 #include "managed.h"
 #include "handles.h"
+#include "initargs.h"
 #include "names.h"
 #include "pkcs11-calls.h"
 
@@ -123,30 +124,10 @@ PG_CALLS_3_0(FWD_3_0)
  * The calls every list handles itself
  */
 
-/* PKCS#11 v3.0 §5.4: either all four mutex callbacks or none. */
-static CK_RV
-check_init_args(const CK_C_INITIALIZE_ARGS *args)
-{
-	int given;
-
-	if (args == NULL)
-		return CKR_OK;
-	given = (args->CreateMutex != NULL) + (args->DestroyMutex != NULL) +
-	        (args->LockMutex != NULL) + (args->UnlockMutex != NULL);
-	if (given != 0 && given != 4)
-		return CKR_ARGUMENTS_BAD;
-	/* We lock with the operating system's primitives in every case,
-	 * which §5.4 allows when OS locking is acceptable to the caller; a
-	 * caller that insists on its own callbacks only cannot be served. */
-	if (given == 4 && !(args->flags & CKF_OS_LOCKING_OK))
-		return CKR_CANT_LOCK;
-	return CKR_OK;
-}
-
 static CK_RV
 managed_C_Initialize(pg_managed *m, CK_VOID_PTR pInitArgs)
 {
-	CK_RV rv = check_init_args(pInitArgs);
+	CK_RV rv = pg_check_initialize_args(pInitArgs);
 
 	if (rv != CKR_OK)
 		return rv;

@@ -617,18 +617,6 @@ safe_name(const char *name, size_t len, char out[40])
 	strcpy(out + n, len > 32 ? "..." : "");
 }
 
-static int
-hex_digit(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* RFC 7512 §2.3: pk11-res-avail, plus the component's extra characters. */
 static bool
 is_allowed(unsigned char c, bool in_query)
@@ -658,8 +646,8 @@ decode_value(parser *p, const char *s, const char *end, bool in_query, pg_buf *o
 	while (s < end) {
 		unsigned char c = (unsigned char)*s;
 		if (c == '%') {
-			int hi = end - s >= 3 ? hex_digit((unsigned char)s[1]) : -1;
-			int lo = end - s >= 3 ? hex_digit((unsigned char)s[2]) : -1;
+			int hi = end - s >= 3 ? pg_hex_value((unsigned char)s[1]) : -1;
+			int lo = end - s >= 3 ? pg_hex_value((unsigned char)s[2]) : -1;
 			if (hi < 0 || lo < 0)
 				return fail(p, P11GLUE_ERR_URI_ENCODING, s,
 				            "'%%' must be followed by two hex digits");

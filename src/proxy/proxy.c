@@ -15,6 +15,7 @@
 
 #include "common.h"
 #include "handles.h"
+#include "initargs.h"
 #include "pkcs11-calls.h"
 
 #include <p11glue/p11glue.h>
@@ -94,24 +95,35 @@ lookup_slot(CK_SLOT_ID id, px_module **mod, CK_SLOT_ID *real)
 	return rv;
 }
 
-static CK_RV
-lookup_session(CK_SESSION_HANDLE handle, px_module **mod, CK_SESSION_HANDLE *real)
+/* The module, real handle and (when slot is not NULL) proxy slot of a
+ * session. Inlined into every forwarder: it is the whole cost of one. */
+static inline __attribute__((always_inline)) CK_RV
+lookup_session_slot(CK_SESSION_HANDLE handle, px_module **mod, CK_SESSION_HANDLE *real,
+                    CK_SLOT_ID *slot)
 {
-	CK_ULONG value;
+	pg_handle_entry *e;
 	CK_RV rv = CKR_OK;
 
 	pthread_mutex_lock(&px.lock);
 	if (!px.initialized)
 		rv = CKR_CRYPTOKI_NOT_INITIALIZED;
-	else if (!pg_handle_map_get(&px.sessions, handle, &value))
+	else if ((e = pg_handle_map_find(&px.sessions, handle)) == NULL)
 		rv = CKR_SESSION_HANDLE_INVALID;
 	else {
-		px_session *s = (px_session *)(uintptr_t)value;
+		px_session *s = (px_session *)(uintptr_t)e->value;
 		*mod = &px.modules[s->module];
 		*real = s->real;
+		if (slot)
+			*slot = s->slot;
 	}
 	pthread_mutex_unlock(&px.lock);
 	return rv;
+}
+
+static inline __attribute__((always_inline)) CK_RV
+lookup_session(CK_SESSION_HANDLE handle, px_module **mod, CK_SESSION_HANDLE *real)
+{
+	return lookup_session_slot(handle, mod, real, NULL);
 }
 
 /* The proxy ID of a module's slot, assigned on first sight. */
@@ -254,18 +266,10 @@ register_fork(void)
 static CK_RV
 px_C_Initialize(CK_VOID_PTR pInitArgs)
 {
-	CK_C_INITIALIZE_ARGS *args = pInitArgs;
-	CK_RV rv;
-	int given;
+	CK_RV rv = pg_check_initialize_args(pInitArgs);
 
-	if (args != NULL) {
-		given = (args->CreateMutex != NULL) + (args->DestroyMutex != NULL) +
-		        (args->LockMutex != NULL) + (args->UnlockMutex != NULL);
-		if (given != 0 && given != 4)
-			return CKR_ARGUMENTS_BAD;
-		if (given == 4 && !(args->flags & CKF_OS_LOCKING_OK))
-			return CKR_CANT_LOCK;
-	}
+	if (rv != CKR_OK)
+		return rv;
 	pthread_once(&fork_once, register_fork);
 	pthread_mutex_lock(&px.lock);
 	if (px.initialized) {
@@ -352,14 +356,26 @@ px_C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR ppFunctionList)
 	return CKR_OK;
 }
 
-/* One module's slots, mapped; appended to out (capacity cap) or counted. */
+/*
+ * One module's slots: counted with the module's own size query when out
+ * is NULL (PKCS#11 v3.0 §5.5: that call is where a module looks for new
+ * slots), else mapped and appended to out (capacity cap).
+ */
 static CK_RV
 module_slots_locked(CK_ULONG index, CK_BBOOL present, CK_SLOT_ID *out, CK_ULONG cap,
                     CK_ULONG *total)
 {
 	CK_SLOT_ID local[64], *real = local, id;
 	CK_ULONG n = PG_N_ELEMENTS(local);
-	CK_RV rv = px.modules[index].funcs->C_GetSlotList(present, real, &n);
+	CK_RV rv;
+
+	if (out == NULL) {
+		rv = px.modules[index].funcs->C_GetSlotList(present, NULL, &n);
+		if (rv == CKR_OK)
+			*total += n;
+		return CKR_OK;
+	}
+	rv = px.modules[index].funcs->C_GetSlotList(present, real, &n);
 
 	if (rv == CKR_BUFFER_TOO_SMALL) {
 		real = calloc(n, sizeof(*real));
@@ -368,7 +384,7 @@ module_slots_locked(CK_ULONG index, CK_BBOOL present, CK_SLOT_ID *out, CK_ULONG 
 	for (CK_ULONG i = 0; rv == CKR_OK && i < n; i++) {
 		if (!map_slot_locked(index, real[i], &id))
 			rv = CKR_HOST_MEMORY;
-		else if (out != NULL && *total < cap)
+		else if (*total < cap)
 			out[*total] = id;
 		(*total)++;
 	}
@@ -465,25 +481,11 @@ px_C_CloseSession(CK_SESSION_HANDLE hSession)
 static CK_RV
 px_C_GetSessionInfo(CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo)
 {
-	px_session *s;
-	CK_ULONG value;
-	CK_SLOT_ID slot = 0;
-	px_module *mod = NULL;
-	CK_SESSION_HANDLE real = 0;
-	CK_RV rv = CKR_OK;
+	CK_SLOT_ID slot;
+	px_module *mod;
+	CK_SESSION_HANDLE real;
+	CK_RV rv = lookup_session_slot(hSession, &mod, &real, &slot);
 
-	pthread_mutex_lock(&px.lock);
-	if (!px.initialized)
-		rv = CKR_CRYPTOKI_NOT_INITIALIZED;
-	else if (!pg_handle_map_get(&px.sessions, hSession, &value))
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else {
-		s = (px_session *)(uintptr_t)value;
-		mod = &px.modules[s->module];
-		real = s->real;
-		slot = s->slot;
-	}
-	pthread_mutex_unlock(&px.lock);
 	if (rv != CKR_OK)
 		return rv;
 	rv = mod->funcs->C_GetSessionInfo(real, pInfo);

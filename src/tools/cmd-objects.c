@@ -102,7 +102,7 @@ print_object(walk *w, const pg_tool_token *t, CK_SESSION_HANDLE s, CK_OBJECT_HAN
 	if (w->json) {
 		pg_json_begin_object(&w->out);
 		pg_json_key(&w->out, "uri");
-		pg_json_string(&w->out, uri ? uri : "");
+		pg_json_text(&w->out, uri ? uri : "");
 		pg_json_key(&w->out, "class");
 		pg_json_string(&w->out, class_name ? class_name : "unknown");
 		if (label) {

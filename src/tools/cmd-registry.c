@@ -170,7 +170,7 @@ print_token_json(pg_json *json, const pg_tool_token *t)
 	pg_json_key(json, "label");
 	pg_json_padded(json, t->token.label, sizeof(t->token.label));
 	pg_json_key(json, "uri");
-	pg_json_string(json, uri ? uri : "");
+	pg_json_text(json, uri ? uri : "");
 	pg_json_key(json, "module");
 	pg_json_string(json, p11glue_module_name(t->module));
 	pg_json_key(json, "slot-id");
@@ -184,6 +184,10 @@ print_token_json(pg_json *json, const pg_tool_token *t)
 	snprintf(version, sizeof(version), "%u.%u", t->token.hardwareVersion.major,
 	         t->token.hardwareVersion.minor);
 	pg_json_key(json, "hardware-version");
+	pg_json_string(json, version);
+	snprintf(version, sizeof(version), "%u.%u", t->token.firmwareVersion.major,
+	         t->token.firmwareVersion.minor);
+	pg_json_key(json, "firmware-version");
 	pg_json_string(json, version);
 	pg_json_key(json, "flags");
 	pg_json_begin_array(json);
@@ -227,10 +231,11 @@ print_module(p11glue_registry *reg, p11glue_module *mod, pg_json *json)
 	module_walk walk = { json, mod };
 	CK_INFO info;
 	CK_RV rv = f ? f->C_GetInfo(&info) : CKR_GENERAL_ERROR;
-	char version[16];
+	char version[16] = "";
 
-	snprintf(version, sizeof(version), "%u.%u", info.libraryVersion.major,
-	         info.libraryVersion.minor);
+	if (rv == CKR_OK)
+		snprintf(version, sizeof(version), "%u.%u", info.libraryVersion.major,
+		         info.libraryVersion.minor);
 	if (json) {
 		pg_json_begin_object(json);
 		pg_json_key(json, "name");
@@ -431,6 +436,8 @@ list_token_mechanisms(const pg_tool_token *t, void *data)
 		printf("token: %.*s\n", PADDED(t->token.label));
 	}
 	for (CK_ULONG i = 0; rv == CKR_OK && i < n; i++) {
+		/* Some modules add flags to what the structure held: start clean. */
+		memset(&info, 0, sizeof(info));
 		if (t->funcs->C_GetMechanismInfo(t->slot, types[i], &info) == CKR_OK)
 			print_mechanism(json, types[i], &info);
 	}

@@ -81,6 +81,22 @@ pg_json_string(pg_json *json, const char *value)
 }
 
 void
+pg_json_text(pg_json *json, const char *text)
+{
+	before(json);
+	fputc('"', json->out);
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		if (*p == '"' || *p == '\\')
+			fprintf(json->out, "\\%c", *p);
+		else if (*p < 0x20)
+			fprintf(json->out, "\\u%04x", *p);
+		else
+			fputc(*p, json->out);
+	}
+	fputc('"', json->out);
+}
+
+void
 pg_json_bytes(pg_json *json, const void *value, size_t len)
 {
 	before(json);

@@ -80,18 +80,6 @@ pg_tool_dispatch(const char *parent, const pg_command *table, size_t n_table,
 	return pg_tool_usage_error(parent, "unknown command '%s'", argv[0]);
 }
 
-static int
-hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 bool
 pg_tool_parse_hex(const char *text, unsigned char **out, size_t *len)
 {
@@ -101,8 +89,8 @@ pg_tool_parse_hex(const char *text, unsigned char **out, size_t *len)
 	if (data == NULL)
 		return false;
 	while (*text) {
-		int hi = hex_value(text[0]);
-		int lo = hi < 0 ? -1 : hex_value(text[1]);
+		int hi = pg_hex_value((unsigned char)text[0]);
+		int lo = hi < 0 ? -1 : pg_hex_value((unsigned char)text[1]);
 		if (hi < 0 || lo < 0) {
 			free(data);
 			return false;

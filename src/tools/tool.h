@@ -86,7 +86,11 @@ void pg_json_end_object(pg_json *json);
 void pg_json_begin_array(pg_json *json);
 void pg_json_end_array(pg_json *json);
 void pg_json_key(pg_json *json, const char *key);
+/* A string whose bytes that are not printable ASCII, and '%', appear as
+ * %XX (the convention for PKCS#11 values, which are bytes). */
 void pg_json_string(pg_json *json, const char *value);
+/* Text that is already printable (a URI): only JSON's own escapes. */
+void pg_json_text(pg_json *json, const char *text);
 void pg_json_bytes(pg_json *json, const void *value, size_t len);
 /* A blank-padded PKCS#11 text field, padding removed. */
 void pg_json_padded(pg_json *json, const unsigned char *value, size_t size);

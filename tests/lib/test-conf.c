@@ -241,16 +241,19 @@ test_precedence(void)
 	write_file(path_in(t, "sys/c.module"), "module: sys-c.so\nx-keep: 1\n");
 	write_file(path_in(t, "user/c.module"), "priority: 9\n");
 	write_file(path_in(t, "user/d.module"), "module: user-d.so\n");
+	write_file(path_in(t, "user/b.module"), "module:\n");
 	conf = load(&paths);
 	pg_assert_str_eq(conf->user_config, "merge");
-	/* A later file replaces an earlier one of the same name as a whole. */
+	/* A later file's settings go over an earlier one's, one by one. */
 	pg_assert_str_eq(module_value(conf, "a", "module"), "sys-a.so");
-	pg_assert_null(module_value(conf, "a", "priority"));
-	pg_assert_str_eq(module_value(conf, "b", "module"), "pkg-b.so");
-	/* The user's c has no "module:": it disables c (see the registry). */
-	pg_assert_null(module_value(conf, "c", "module"));
-	pg_assert_null(module_value(conf, "c", "x-keep"));
+	pg_assert_str_eq(module_value(conf, "a", "priority"), "3");
+	pg_assert_str_eq(pg_conf_find(conf, "a")->file, path_in(t, "sys/a.module"));
+	/* An empty module: (the user's b) disables b (see the registry). */
+	pg_assert_str_eq(module_value(conf, "b", "module"), "");
+	pg_assert_str_eq(module_value(conf, "c", "module"), "sys-c.so");
+	pg_assert_str_eq(module_value(conf, "c", "x-keep"), "1");
 	pg_assert_str_eq(module_value(conf, "c", "priority"), "9");
+	pg_assert_str_eq(pg_conf_find(conf, "c")->file, path_in(t, "user/c.module"));
 	pg_assert_str_eq(module_value(conf, "d", "module"), "user-d.so");
 	pg_conf_free(conf);
 }
