@@ -13,7 +13,7 @@ packages=(
 	# registry and proxy: real modules and clients as the other side
 	softhsm2 opensc p11-kit p11-kit-modules libnss3-tools openssh-client valgrind
 	# store: build dependencies and real clients
-	libssl-dev libsqlite3-dev
+	libssl-dev libsqlite3-dev opensc
 	# trust
 	# remote
 )

@@ -134,6 +134,20 @@ static uint64_t ctr_room(const unsigned char cb[16], CK_ULONG bits)
 	return low == 0 ? UINT64_MAX : (UINT64_MAX - low) + 1;
 }
 
+/* Key wraps: an optional IV, 8 bytes (RFC 3394) or 4 (RFC 5649). */
+static CK_RV setup_kw(pg_cipher *c, const CK_MECHANISM *m)
+{
+	size_t iv_len = c->mech->kind == PG_KIND_AES_KWP ? 4 : 8;
+
+	if (m->ulParameterLen != 0 && (m->pParameter == NULL || m->ulParameterLen != iv_len))
+		return CKR_MECHANISM_PARAM_INVALID;
+	c->iv_len = m->ulParameterLen;
+	if (c->iv_len > 0)
+		memcpy(c->iv, m->pParameter, c->iv_len);
+	c->buffered = true;
+	return CKR_OK;
+}
+
 static CK_RV setup_aes(pg_cipher *c, const CK_MECHANISM *m)
 {
 	static const pg_aes_mode modes[] = {
@@ -149,16 +163,8 @@ static CK_RV setup_aes(pg_cipher *c, const CK_MECHANISM *m)
 		return CKR_KEY_TYPE_INCONSISTENT;
 	if (pg_aes_cipher(PG_AES_ECB, c->key->secret_len) == NULL)
 		return CKR_KEY_SIZE_RANGE;
-	if (kind == PG_KIND_AES_KW || kind == PG_KIND_AES_KW_PAD || kind == PG_KIND_AES_KWP) {
-		size_t iv_len = kind == PG_KIND_AES_KWP ? 4 : 8;
-		if (m->ulParameterLen != 0 && (m->pParameter == NULL || m->ulParameterLen != iv_len))
-			return CKR_MECHANISM_PARAM_INVALID;
-		c->iv_len = m->ulParameterLen;
-		if (c->iv_len > 0)
-			memcpy(c->iv, m->pParameter, c->iv_len);
-		c->buffered = true;
-		return CKR_OK;
-	}
+	if (kind == PG_KIND_AES_KW || kind == PG_KIND_AES_KW_PAD || kind == PG_KIND_AES_KWP)
+		return setup_kw(c, m);
 	c->cipher = pg_aes_cipher(modes[kind], c->key->secret_len);
 	switch (kind) {
 	case PG_KIND_AES_CBC:

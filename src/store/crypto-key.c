@@ -112,8 +112,8 @@ pg_key *pg_key_ref(pg_key *key)
 
 static void pool_ctx_free(const pg_profile *profile, void *ctx)
 {
-	if (profile->mech == CKM_EDDSA)
-		EVP_MD_CTX_free(ctx);
+	if (profile->type == PG_CTX_MAC)
+		EVP_MAC_CTX_free(ctx);
 	else
 		EVP_PKEY_CTX_free(ctx);
 }
@@ -145,7 +145,7 @@ void pg_mech_key_free(void *key)
  */
 static bool profile_eq(const pg_profile *a, const pg_profile *b)
 {
-	return a->op == b->op && a->mech == b->mech && a->hash == b->hash &&
+	return a->type == b->type && a->op == b->op && a->mech == b->mech && a->hash == b->hash &&
 	       a->mgf == b->mgf && a->salt == b->salt;
 }
 

@@ -132,9 +132,42 @@ static CK_RV setup_eddsa(pg_sign *s, const CK_MECHANISM *m)
 	return CKR_OK;
 }
 
+/* A MAC context holding the key: from the key's pool (restarted), or new. */
+static CK_RV mac_ctx(pg_sign *s, bool hmac)
+{
+	const EVP_CIPHER *cipher = pg_aes_cipher(PG_AES_CBC, s->key->secret_len);
+	OSSL_PARAM params[2];
+
+	s->profile.type = PG_CTX_MAC;
+	s->profile.mech = hmac ? CKM_SHA256_HMAC : CKM_AES_CMAC;
+	s->profile.hash = s->mech->hash;
+	s->mac = pg_key_pool_take(s->key, &s->profile);
+	/* Without a key, init starts the MAC over with the key it holds. */
+	if (s->mac != NULL && EVP_MAC_init(s->mac, NULL, 0, NULL))
+		return CKR_OK;
+	EVP_MAC_CTX_free(s->mac);
+	if (hmac)
+		params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
+		                                             (char *)pg_hash_name(s->mech->hash), 0);
+	else if (cipher != NULL)
+		params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER,
+		                                             (char *)EVP_CIPHER_get0_name(cipher), 0);
+	else
+		return CKR_KEY_SIZE_RANGE;
+	params[1] = OSSL_PARAM_construct_end();
+	s->mac = EVP_MAC_CTX_new(hmac ? pg_mac_hmac() : pg_mac_cmac());
+	if (s->mac == NULL)
+		return CKR_HOST_MEMORY;
+	if (!EVP_MAC_init(s->mac, s->key->secret, s->key->secret_len, params)) {
+		EVP_MAC_CTX_free(s->mac);
+		s->mac = NULL;
+		return CKR_FUNCTION_FAILED;
+	}
+	return CKR_OK;
+}
+
 static CK_RV setup_mac(pg_sign *s, const CK_MECHANISM *m)
 {
-	OSSL_PARAM params[2];
 	size_t full;
 	CK_ULONG len;
 	bool hmac = s->mech->kind == PG_KIND_HMAC;
@@ -151,21 +184,7 @@ static CK_RV setup_mac(pg_sign *s, const CK_MECHANISM *m)
 			return CKR_MECHANISM_PARAM_INVALID;
 		s->sig_len = len;
 	}
-	if (hmac)
-		params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST,
-		                                             (char *)pg_hash_name(s->mech->hash), 0);
-	else if (pg_aes_cipher(PG_AES_CBC, s->key->secret_len) != NULL)
-		params[0] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_CIPHER,
-		        (char *)EVP_CIPHER_get0_name(pg_aes_cipher(PG_AES_CBC, s->key->secret_len)), 0);
-	else
-		return CKR_KEY_SIZE_RANGE;
-	params[1] = OSSL_PARAM_construct_end();
-	s->mac = EVP_MAC_CTX_new(hmac ? pg_mac_hmac() : pg_mac_cmac());
-	if (s->mac == NULL)
-		return CKR_HOST_MEMORY;
-	if (!EVP_MAC_init(s->mac, s->key->secret, s->key->secret_len, params))
-		return CKR_FUNCTION_FAILED;
-	return CKR_OK;
+	return mac_ctx(s, hmac);
 }
 
 CK_RV pg_sign_new(const pg_mech *mech, const CK_MECHANISM *m, pg_key *key, pg_op_kind kind,
@@ -214,8 +233,9 @@ void pg_sign_free(pg_sign *s)
 	/* A context stays as it was set up whatever the outcome; reuse it. */
 	if (s->pctx != NULL)
 		pg_key_pool_put(s->key, &s->profile, s->pctx);
+	if (s->mac != NULL)
+		pg_key_pool_put(s->key, &s->profile, s->mac);
 	EVP_MD_CTX_free(s->md);
-	EVP_MAC_CTX_free(s->mac);
 	pg_buf_clear(&s->data);
 	pg_key_unref(s->key);
 	free(s);

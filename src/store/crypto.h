@@ -2,16 +2,20 @@
  * p11glue-store: internals shared by the files of the mech layer
  * (crypto-*.c) and their tests (never installed).
  *
- *   crypto-mechs.c    hashes, ciphers, the mechanism table, C_GetMechanismInfo
- *   crypto-key.c      parsed keys (pg_key): from attributes, cached on objects,
- *                     pools of ready contexts
- *   crypto-ec.c       curves, CKA_EC_PARAMS / CKA_EC_POINT, ECDSA r||s, ECDH
- *   crypto-export.c   attributes from libcrypto keys, PKCS#8 for wrapping
+ *   crypto-mechs.c    hashes, ciphers, the mechanism table, C_GetMechanismInfo,
+ *                     RSA mechanism parameters
+ *   crypto-key.c      parsed keys (pg_key): from attributes, pools of ready contexts
+ *   crypto-ec.c       curves, CKA_EC_PARAMS / CKA_EC_POINT, ECDSA r||s
+ *   crypto-export.c   attributes from libcrypto keys, PKCS#8, new keys' values
  *   crypto-sign.c     the sign/verify engine (RSA, ECDSA, EdDSA, HMAC, CMAC)
- *   crypto-cipher.c   the encrypt/decrypt engine (AES modes, RSA)
- *   crypto-aes.c      AES key wrap (KW, KWP, KW with PKCS#7 padding) and GCM
- *   crypto-op.c       what every entry point shares: sessions, key checks
- *   crypto-*op.c ...  the PKCS#11 entry points (declared in mech.h)
+ *   crypto-cipher.c   the encrypt/decrypt engine (AES modes, key wraps, RSA)
+ *   crypto-aes.c      AES key wrap (KW, KW with PKCS#7 padding, KWP) and GCM
+ *   crypto-op.c       what every entry point shares: sessions, key checks, the
+ *                     key cache on objects
+ *   entry points (declared in mech.h): crypto-signop.c (C_Sign*, C_Verify*,
+ *   recovery), crypto-cryptop.c (C_Encrypt*, C_Decrypt*), crypto-digest.c
+ *   (C_Digest*, dual-function calls, random), crypto-keygen.c, crypto-wrap.c,
+ *   crypto-derive.c (ECDH), crypto-message.c (3.0 message-based calls)
  *
  * Engines work on a pg_key and caller buffers and know nothing of
  * sessions; entry points add the specification's argument and state
@@ -161,8 +165,15 @@ unsigned char *pg_ecdsa_rs_to_der(const unsigned char *rs, size_t scalar_len, si
  */
 #define PG_KEY_POOL 16
 
+/* What a pooled context is. */
+typedef enum {
+	PG_CTX_PKEY,                   /* EVP_PKEY_CTX, set up for one operation */
+	PG_CTX_MAC                     /* EVP_MAC_CTX holding the key */
+} pg_ctx_type;
+
 /* Identifies how a pooled context was set up. */
 typedef struct {
+	pg_ctx_type type;
 	int op;                        /* pg_op_kind it was made for */
 	CK_MECHANISM_TYPE mech;
 	pg_hash hash, mgf;
@@ -171,7 +182,7 @@ typedef struct {
 
 typedef struct {
 	pg_profile profile;
-	void *ctx;                     /* EVP_PKEY_CTX, or EVP_MD_CTX for EdDSA */
+	void *ctx;
 } pg_pool_entry;
 
 typedef struct pg_key {

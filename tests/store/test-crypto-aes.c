@@ -213,7 +213,7 @@ static void test_ctr_counter(void)
 	ck_assert_rv(ct_encrypt(&m, h, buf, 17, out, &len), CKR_DATA_LEN_RANGE);
 }
 
-static void test_gcm_parts_and_params(void)
+static void test_gcm_parts(void)
 {
 	unsigned char key[32] = { 6 }, iv[16] = { 7 }, aad[5] = "head", data[100], one[120],
 	              parts[120], back[120];
@@ -257,7 +257,16 @@ static void test_gcm_parts_and_params(void)
 		ck_assert_rv(ct_decrypt(&mo, h, one, len, back, &n), CKR_OK);
 		pg_assert_mem_eq(back, n, data, 100);
 	}
-	/* Bad parameters. */
+}
+
+static void test_gcm_bad_params(void)
+{
+	unsigned char key[32] = { 6 }, iv[16] = { 7 }, aad[5] = "head", buf[32] = { 0 };
+	CK_OBJECT_HANDLE h = ct_aes(key, 32);
+	CK_GCM_PARAMS p = { iv, 16, 128, aad, 5, 96 };
+	CK_MECHANISM m = { CKM_AES_GCM, &p, sizeof(p) };
+	CK_ULONG n = sizeof(buf);
+
 	p.ulTagBits = 0;
 	ck_assert_rv(p11->C_EncryptInit(ct_session, &m, h), CKR_MECHANISM_PARAM_INVALID);
 	p.ulTagBits = 136;
@@ -273,8 +282,7 @@ static void test_gcm_parts_and_params(void)
 	/* Shorter than a tag. */
 	p.pAAD = aad;
 	m.ulParameterLen = sizeof(p);
-	n = sizeof(back);
-	ck_assert_rv(ct_decrypt(&m, h, one, 15, back, &n), CKR_ENCRYPTED_DATA_LEN_RANGE);
+	ck_assert_rv(ct_decrypt(&m, h, buf, 15, buf, &n), CKR_ENCRYPTED_DATA_LEN_RANGE);
 }
 
 /* A MiB through GCM in one call, and back (the size the benchmarks use). */
@@ -510,17 +518,23 @@ static void test_message_gcm(void)
 	ck_assert_rv(p11->C_MessageEncryptFinal(ct_session), CKR_OK);
 	ck_assert_rv(p11->C_MessageDecryptFinal(ct_session), CKR_OK);
 	ck_assert_rv(p11->C_MessageEncryptFinal(ct_session), CKR_OPERATION_NOT_INITIALIZED);
-	/* Only GCM is message-based. */
-	m.mechanism = CKM_AES_CBC;
+}
+
+/* Only GCM is message-based, and no mechanism signs messages. */
+static void test_message_others(void)
+{
+	unsigned char key_v[16] = { 17 }, out[32];
+	CK_OBJECT_HANDLE key = ct_aes(key_v, 16);
+	CK_MECHANISM m = { CKM_AES_CBC, NULL, 0 };
+	CK_ULONG len = sizeof(out);
+
 	ck_assert_rv(p11->C_MessageEncryptInit(ct_session, &m, key), CKR_MECHANISM_INVALID);
-	/* No mechanism signs messages. */
 	m.mechanism = CKM_SHA256_HMAC;
 	ck_assert_rv(p11->C_MessageSignInit(ct_session, &m, key), CKR_MECHANISM_INVALID);
 	ck_assert_rv(p11->C_MessageVerifyInit(ct_session, &m, key), CKR_MECHANISM_INVALID);
-	len = sizeof(ct);
-	ck_assert_rv(p11->C_SignMessage(ct_session, NULL, 0, (CK_BYTE_PTR)"x", 1, ct, &len),
+	ck_assert_rv(p11->C_SignMessage(ct_session, NULL, 0, (CK_BYTE_PTR)"x", 1, out, &len),
 	             CKR_OPERATION_NOT_INITIALIZED);
-	ck_assert_rv(p11->C_SignMessage(ct_session, NULL, 0, (CK_BYTE_PTR)"x", 1, ct, NULL),
+	ck_assert_rv(p11->C_SignMessage(ct_session, NULL, 0, (CK_BYTE_PTR)"x", 1, out, NULL),
 	             CKR_ARGUMENTS_BAD);
 	ck_assert_rv(p11->C_MessageVerifyFinal(ct_session), CKR_OPERATION_NOT_INITIALIZED);
 }
@@ -533,12 +547,14 @@ int main(int argc, char **argv)
 	pg_test("aes/block-lengths", test_block_lengths);
 	pg_test("aes/cbc-pad-output", test_cbc_pad_output);
 	pg_test("aes/ctr-counter", test_ctr_counter);
-	pg_test("aes/gcm-parts-params", test_gcm_parts_and_params);
+	pg_test("aes/gcm-parts", test_gcm_parts);
+	pg_test("aes/gcm-bad-params", test_gcm_bad_params);
 	pg_test("aes/gcm-large", test_gcm_large);
 	pg_test("wrap/secret", test_wrap_secret);
 	pg_test("wrap/errors", test_wrap_errors);
 	pg_test("wrap/private", test_wrap_private);
 	pg_test("wrap/templates", test_wrap_templates);
 	pg_test("message/gcm", test_message_gcm);
+	pg_test("message/others", test_message_others);
 	return pg_test_run(argc, argv);
 }

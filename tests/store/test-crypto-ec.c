@@ -332,7 +332,21 @@ static void test_ecdh(void)
 	x963("SHA1", z, 32, "", 0, want, 24);
 	pg_assert_mem_eq(got, ct_attr(key, CKA_VALUE, got, sizeof(got)), want, 24);
 
-	/* Errors: shared data with CKD_NULL, an unknown KDF, a point off the curve. */
+	EVP_PKEY_free(peer);
+	EVP_PKEY_free(mine);
+}
+
+static void test_ecdh_errors(void)
+{
+	CK_OBJECT_HANDLE pub, priv, key;
+	EVP_PKEY *peer = ct_pkey("P-256");
+	unsigned char raw[65];
+	size_t raw_len = sizeof(raw);
+
+	ct_keypair(CKM_EC_KEY_PAIR_GEN, 0, ct_p256, sizeof(ct_p256), &pub, &priv);
+	pg_assert(EVP_PKEY_get_octet_string_param(peer, OSSL_PKEY_PARAM_ENCODED_PUBLIC_KEY, raw,
+	                                          sizeof(raw), &raw_len));
+	/* Shared data with CKD_NULL, an unknown KDF, a point off the curve or cut short. */
 	ck_assert_rv(derive(priv, CKM_ECDH1_DERIVE, CKD_NULL, "x", 1, raw, 65, CKK_GENERIC_SECRET, 0,
 	                    &key), CKR_MECHANISM_PARAM_INVALID);
 	ck_assert_rv(derive(priv, CKM_ECDH1_DERIVE, 0x999, NULL, 0, raw, 65, CKK_GENERIC_SECRET, 0,
@@ -346,11 +360,13 @@ static void test_ecdh(void)
 	/* Longer than Z without a KDF. */
 	ck_assert_rv(derive(priv, CKM_ECDH1_DERIVE, CKD_NULL, NULL, 0, raw, 65, CKK_GENERIC_SECRET,
 	                    33, &key), CKR_TEMPLATE_INCONSISTENT);
+	/* Without CKA_VALUE_LEN an AES key takes Z whole, when Z is an AES key's length. */
+	ck_assert_rv(derive(priv, CKM_ECDH1_DERIVE, CKD_NULL, NULL, 0, raw, 65, CKK_AES, 0, &key),
+	             CKR_OK);
 	/* The public half cannot derive. */
 	ck_assert_rv(derive(pub, CKM_ECDH1_DERIVE, CKD_NULL, NULL, 0, raw, 65, CKK_GENERIC_SECRET,
 	                    0, &key), CKR_KEY_FUNCTION_NOT_PERMITTED);
 	EVP_PKEY_free(peer);
-	EVP_PKEY_free(mine);
 }
 
 /* The derived key continues the base key's history (CKA_ALWAYS_SENSITIVE ...). */
@@ -481,6 +497,7 @@ int main(int argc, char **argv)
 	pg_test("ec/keygen-errors", test_ec_keygen_errors);
 	pg_test("ec/point-raw", test_ec_point_raw);
 	pg_test("ecdh/derive", test_ecdh);
+	pg_test("ecdh/errors", test_ecdh_errors);
 	pg_test("ecdh/history", test_ecdh_history);
 	pg_test("eddsa/keygen-sign", test_eddsa);
 	pg_test("eddsa/params", test_eddsa_params);
