@@ -325,10 +325,19 @@ pg_session_key(pg_session *session, CK_OBJECT_HANDLE handle, pg_object **key)
 
 	*key = NULL;
 	pg_store_lock();
-	rv = pg_db_sync(session->tok);
-	e = rv == CKR_OK ? pg_entry_find_locked(handle) : NULL;
-	if (rv != CKR_OK)
-		goto out;
+	/*
+	 * A handle this process knows needs no look at the database: keys
+	 * are used far more often than other processes change them, and the
+	 * look costs system calls on the signing path. An unknown handle
+	 * may be another process's new object: sync and look again.
+	 */
+	e = pg_entry_find_locked(handle);
+	if (e == NULL) {
+		rv = pg_db_sync(session->tok);
+		if (rv != CKR_OK)
+			goto out;
+		e = pg_entry_find_locked(handle);
+	}
 	rv = CKR_KEY_HANDLE_INVALID;
 	if (e == NULL || !pg_entry_visible_locked(e, session))
 		goto out;
