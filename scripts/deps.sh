@@ -13,7 +13,8 @@ packages=(
 	# registry and proxy: real modules and clients as the other side
 	softhsm2 opensc p11-kit p11-kit-modules libnss3-tools openssh-client valgrind
 	# store: build dependencies and real clients
-	# trust
+	# trust: p11-kit for differential tests, real consumers, libcrypto
+	libssl-dev openssl gnutls-bin ca-certificates openjdk-17-jdk-headless python3
 	# remote
 )
 

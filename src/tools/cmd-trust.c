@@ -168,10 +168,11 @@ load_token(pg_trust_set *set, CK_FUNCTION_LIST *f, CK_SLOT_ID slot)
 			continue;
 		}
 		if ((c = find_cert(set, der, len)) != NULL) {
-			/* Another copy: distrust wins over anchoring. */
+			/* Another copy: distrust wins; otherwise the first copy's
+			 * trust stands, as with p11-kit. */
 			free(der);
 			c->distrusted |= distrusted;
-			c->trusted = (c->trusted || trusted) && !c->distrusted;
+			c->trusted = c->trusted && !c->distrusted;
 			continue;
 		}
 		c = realloc(set->certs, (set->n_certs + 1) * sizeof(*c));

@@ -104,14 +104,17 @@ static int
 bundle(const job *j, bool openssl)
 {
 	pg_buf out;
+	bool first = true;
 
 	pg_buf_init(&out);
 	for (size_t i = 0; i < j->set->n_certs; i++) {
 		const pg_tcert *c = &j->set->certs[i];
 		if (!pg_trust_selected(c, j->filter, j->uri, j->purpose))
 			continue;
+		/* Comments: "# label", with a blank line between entries. */
 		if (j->comment)
-			pg_buf_printf(&out, "# %s\n", c->label);
+			pg_buf_printf(&out, "%s# %s\n", first ? "" : "\n", c->label);
+		first = false;
 		write_entry(&out, c, openssl);
 	}
 	return write_buf(j->dest, &out, j->overwrite) ? PG_EXIT_OK : PG_EXIT_FAIL;
@@ -331,15 +334,16 @@ java_cacerts(const job *j)
 		size_t a = 0;
 		if (!pg_trust_selected(c, j->filter, j->uri, j->purpose))
 			continue;
-		/* Aliases: the label in lower case without spaces, unique. */
-		for (const char *p = c->label; *p && a + 8 < sizeof(alias); p++)
-			if (*p != ' ')
+		/* Aliases: the label's ASCII in lower case without spaces, unique. */
+		for (const unsigned char *p = (const unsigned char *)c->label;
+		     *p && a + 8 < sizeof(alias); p++)
+			if (*p != ' ' && *p < 0x80)
 				alias[a++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
 		alias[a] = 0;
 		for (int k = 1; strstr((char *)aliases.data ? (char *)aliases.data : "", "") &&
 		                memmem(aliases.data ? aliases.data : (unsigned char *)"", aliases.len,
 		                       alias, strlen(alias) + 1) != NULL; k++)
-			snprintf(alias + a, sizeof(alias) - a, "_%d", k);
+			snprintf(alias + a, sizeof(alias) - a, "-%d", k);
 		pg_buf_add(&aliases, alias, strlen(alias) + 1);
 		be32(&out, 2);
 		pg_buf_add_byte(&out, (unsigned char)(strlen(alias) >> 8));

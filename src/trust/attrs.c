@@ -11,7 +11,7 @@ static const CK_BBOOL ck_true = CK_TRUE, ck_false = CK_FALSE;
 static const CK_ULONG zero = 0;
 static const CK_OBJECT_CLASS cls_cert = CKO_CERTIFICATE, cls_nss = CKO_NSS_TRUST,
 	cls_assert = CKO_X_TRUST_ASSERTION, cls_ext = CKO_X_CERTIFICATE_EXTENSION,
-	cls_roots = CKO_NSS_BUILTIN_ROOT_LIST;
+	cls_roots = CKO_NSS_BUILTIN_ROOT_LIST, cls_crl = CKO_NSS_CRL;
 static const CK_ULONG t_anchored = CKT_X_ANCHORED_CERTIFICATE,
 	t_distrusted = CKT_X_DISTRUSTED_CERTIFICATE, not_trusted = CKT_NSS_NOT_TRUSTED;
 static const char roots_label[] = "Trust Anchor Roots";
@@ -271,6 +271,19 @@ pg_object_attr(const pg_store *s, const pg_object *o, CK_ATTRIBUTE_TYPE type,
 		return ext_attr(o, type, value, len);
 	case PG_OBJ_REV_CERT:
 		return rev_cert_attr(o->entry, type, value, len);
+	case PG_OBJ_CRL:
+		switch (type) {
+		case CKA_CLASS:
+			SET(&cls_crl, sizeof(CK_ULONG));
+		case CKA_VALUE:
+			SET(o->entry->ext_value.p, o->entry->ext_value.len);
+		case CKA_SUBJECT:
+			SET(o->entry->issuer.p, o->entry->issuer.len);
+		case CKA_X_ORIGIN:
+			SET(o->entry->origin, strlen(o->entry->origin));
+		default:
+			return false;
+		}
 	case PG_OBJ_ROOT_LIST:
 		if (type == CKA_CLASS)
 			SET(&cls_roots, sizeof(CK_ULONG));

@@ -331,14 +331,14 @@ nss_values(pg_entry *e)
 			v = CKT_NSS_NOT_TRUSTED;
 		else if (i < 7) {
 			/* Key usages: an anchor delegates those its keyUsage allows. */
-			v = !e->trusted ? CKT_NSS_TRUST_UNKNOWN :
+			v = !e->anchored ? CKT_NSS_TRUST_UNKNOWN :
 			    !e->cert.has_ku || (e->cert.ku & (1u << i)) ? CKT_NSS_TRUSTED_DELEGATOR :
 			    CKT_NSS_TRUST_UNKNOWN;
 		} else {
 			const char *oid = pg_std_purposes[i - 7];
 			if (has_oid(e->reject_oids, e->n_reject, oid))
 				v = CKT_NSS_NOT_TRUSTED;
-			else if (!e->trusted)
+			else if (!e->anchored)
 				v = CKT_NSS_TRUST_UNKNOWN;
 			else if (e->restricted && !has_oid(e->trust_oids, e->n_trust, oid))
 				v = CKT_NSS_TRUST_UNKNOWN;
@@ -394,7 +394,8 @@ add_revoked(pg_store *s, const pg_span *issuer, const pg_span *serial, const cha
 	pg_entry *grown, *e;
 
 	for (size_t i = 0; i < s->n_revoked; i++)
-		if (span_eq(&s->revoked[i].issuer, issuer) && span_eq(&s->revoked[i].serial, serial))
+		if (s->revoked[i].kind == PG_ENTRY_REVOKED &&
+		    span_eq(&s->revoked[i].issuer, issuer) && span_eq(&s->revoked[i].serial, serial))
 			return true;
 	grown = realloc(s->revoked, (s->n_revoked + 1) * sizeof(*grown));
 	if (grown == NULL)
@@ -410,6 +411,25 @@ add_revoked(pg_store *s, const pg_span *issuer, const pg_span *serial, const cha
 	e->src_trust = PG_SRC_DISTRUST;
 	e->label.p = (const unsigned char *)"Revoked certificate";
 	e->label.len = 19;
+	return true;
+}
+
+static bool
+add_crl_entry(pg_store *s, const pg_span *der, const pg_span *issuer, const char *origin)
+{
+	pg_entry *grown = realloc(s->revoked, (s->n_revoked + 1) * sizeof(*grown)), *e;
+
+	if (grown == NULL)
+		return false;
+	s->revoked = grown;
+	e = &s->revoked[s->n_revoked++];
+	memset(e, 0, sizeof(*e));
+	e->kind = PG_ENTRY_CRL;
+	e->origin = origin;
+	e->issuer = *issuer;
+	e->ext_value = *der;
+	e->label.p = (const unsigned char *)"Certificate Revocation List";
+	e->label.len = 27;
 	return true;
 }
 
@@ -435,6 +455,10 @@ apply_crls(pg_store *s, pg_entry **certs, size_t n_certs)
 			if (!pg_crl_check(&src->crls[j], list, n_certs, now, &info, &why)) {
 				pg_message("%s: CRL ignored: %s", src->path, why);
 				continue;
+			}
+			if (!add_crl_entry(s, &src->crls[j], &info.issuer, src->path)) {
+				pg_crl_info_clear(&info);
+				goto oom;
 			}
 			for (size_t k = 0; k < info.n_serials; k++)
 				if (!add_revoked(s, &info.issuer, &info.serials[k], src->path)) {
@@ -465,8 +489,10 @@ merge_trust(pg_store *s, pg_entry **certs, size_t n)
 			j++;
 		}
 		for (size_t k = i; k < j; k++) {
+			/* Each copy keeps its own anchoring; distrust reaches all. */
 			certs[k]->distrusted = distrust;
-			certs[k]->trusted = anchor && !distrust;
+			certs[k]->trusted = certs[k]->src_trust == PG_SRC_ANCHOR && !distrust;
+			certs[k]->anchored = anchor && !distrust;
 			certs[k]->primary = false;
 			nss_values(certs[k]);
 		}
@@ -522,7 +548,7 @@ push_entry_objects(pg_store *s, pg_entry *e)
 			ok = ok && push(s, PG_OBJ_DISTRUSTED, e, p, 0);
 		return ok;
 	}
-	if (e->trusted) {
+	if (e->anchored) {
 		if (e->restricted)
 			for (size_t p = 0; p < e->n_trust && p < 256; p++)
 				ok = ok && push(s, PG_OBJ_ANCHORED, e, (unsigned)p, 1);
@@ -560,6 +586,10 @@ build(pg_store *s)
 				ok = push(s, PG_OBJ_EXT, e, 0, 0);
 		}
 	for (size_t i = 0; i < s->n_revoked && ok; i++) {
+		if (s->revoked[i].kind == PG_ENTRY_CRL) {
+			ok = push(s, PG_OBJ_CRL, &s->revoked[i], 0, 0);
+			continue;
+		}
 		ok = push(s, PG_OBJ_REV_CERT, &s->revoked[i], 0, 0) &&
 		     push(s, PG_OBJ_REV_NSS, &s->revoked[i], 0, 0);
 		for (unsigned p = 0; p < PG_N_PURPOSES && ok; p++)

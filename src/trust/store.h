@@ -29,7 +29,8 @@ enum { PG_SRC_PLAIN = 0, PG_SRC_ANCHOR = 1, PG_SRC_DISTRUST = 2 };
 enum {
 	PG_ENTRY_CERT = 1,      /* a certificate read from a file */
 	PG_ENTRY_EXT,           /* a stapled extension (persistence format) */
-	PG_ENTRY_REVOKED        /* issuer + serial distrusted without the certificate */
+	PG_ENTRY_REVOKED,       /* issuer + serial distrusted without the certificate */
+	PG_ENTRY_CRL            /* a CRL in use (ext_value holds its DER) */
 };
 
 #define PG_N_PURPOSES 8
@@ -43,7 +44,8 @@ struct pg_entry {
 	char *label_owned;
 	int src_trust;                 /* PG_SRC_* of this copy */
 	bool explicit_trust;           /* trusted/x-distrusted given by the file */
-	bool trusted, distrusted;      /* effective, after "distrust wins" */
+	bool trusted, distrusted;      /* this copy, after "distrust wins" */
+	bool anchored;                 /* some copy anchors it, none distrusts it */
 	bool primary;                  /* first copy of this DER in the token */
 
 	/* PG_ENTRY_CERT */
@@ -91,7 +93,7 @@ typedef struct {
 enum {
 	PG_OBJ_CERT = 1, PG_OBJ_NSS_TRUST, PG_OBJ_ANCHORED, PG_OBJ_DISTRUSTED,
 	PG_OBJ_EXT, PG_OBJ_ROOT_LIST, PG_OBJ_REV_CERT, PG_OBJ_REV_NSS,
-	PG_OBJ_REV_ASSERT
+	PG_OBJ_REV_ASSERT, PG_OBJ_CRL
 };
 
 typedef struct {

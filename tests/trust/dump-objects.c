@@ -47,6 +47,8 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+static char *dump_object(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o,
+                         CK_OBJECT_CLASS *klass, int print);
 static char *
 dump_object(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o,
             CK_OBJECT_CLASS *klass, int print)
@@ -148,8 +150,10 @@ main(int argc, char **argv)
 				size_t k;
 				for (k = 0; k < n_per && per[k].klass != klass; k++)
 					;
-				if (k == n_per && n_per < 16)
-					per[n_per++] = (typeof(per[0])){ klass, 0 };
+				if (k == n_per && n_per < 16) {
+					per[n_per].klass = klass;
+					per[n_per++].n = 0;
+				}
 				if (k < 16)
 					per[k].n++;
 				lines = realloc(lines, (n_lines + 1) * sizeof(*lines));
