@@ -6,7 +6,7 @@
 # x-init-reserved). The consistency matrix: every case, every consumer
 # that can express it, the same decision.
 set -u
-p11glue=$1 module=$2
+p11glue=$(realpath "$1") module=$(realpath "$2")
 here=$(dirname "$0")
 . "$here/../tools/tap.sh"
 

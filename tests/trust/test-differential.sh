@@ -4,7 +4,7 @@
 # list` and every deterministic extract format byte for byte. Each
 # intended difference is asserted on its own, with its reason.
 set -u
-p11glue=$1 module=$2 dump=$3
+p11glue=$(realpath "$1") module=$(realpath "$2") dump=$(realpath "$3")
 here=$(dirname "$0")
 . "$here/../tools/tap.sh"
 
