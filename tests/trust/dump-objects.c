@@ -6,7 +6,9 @@
  * by bench/trust to run the enumeration an NSS start-up does.
  *
  * Options: --counts prints "token<TAB>class<TAB>count" only;
- *          --no-print reads everything and prints nothing.
+ *          --no-print reads everything and prints nothing;
+ *          --rss reads everything and prints the growth of the resident
+ *          set (KiB) from before loading to after the enumeration.
  */
 #include <p11glue/pkcs11.h>
 #include <p11glue/pkcs11x.h>
@@ -40,6 +42,21 @@ static const struct { CK_ATTRIBUTE_TYPE type; const char *name; } attrs[] = {
 	A(CKA_X_CERTIFICATE_VALUE), A(CKA_X_PURPOSE), A(CKA_X_PEER),
 	A(CKA_X_GENERATED), A(CKA_X_ORIGIN),
 };
+
+static long
+rss_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, "VmRSS:", 6) == 0)
+			kib = strtol(line + 6, NULL, 10);
+	if (f)
+		fclose(f);
+	return kib;
+}
 
 static int
 cmp_str(const void *a, const void *b)
@@ -91,7 +108,8 @@ dump_object(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o,
 int
 main(int argc, char **argv)
 {
-	int counts = 0, print = 1, argi = 1;
+	int counts = 0, print = 1, argi = 1, rss = 0;
+	long rss_before = rss_kib();
 	void *dl;
 	CK_C_GetFunctionList get;
 	CK_FUNCTION_LIST *f;
@@ -104,6 +122,8 @@ main(int argc, char **argv)
 			counts = 1;
 		else if (strcmp(argv[argi], "--no-print") == 0)
 			print = 0;
+		else if (strcmp(argv[argi], "--rss") == 0)
+			print = 0, rss = 1;
 	}
 	if (argi >= argc) {
 		fprintf(stderr, "usage: dump-objects [--counts|--no-print] MODULE [RESERVED]\n");
@@ -175,6 +195,8 @@ main(int argc, char **argv)
 			free(lines[k]);
 		free(lines);
 	}
+	if (rss)
+		printf("rss-growth-kib %ld\n", rss_kib() - rss_before);
 	f->C_Finalize(NULL);
 	return 0;
 }
