@@ -41,5 +41,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	pg_source_clear(&src);
 	free(copy);
+	pg_digest_cleanup();
 	return 0;
 }

@@ -39,6 +39,14 @@ pg_md5(const void *data, size_t len, unsigned char out[16])
 }
 
 void
+pg_digest_cleanup(void)
+{
+	EVP_MD_free(sha1_md);
+	EVP_MD_free(md5_md);
+	sha1_md = md5_md = NULL;
+}
+
+void
 pg_crl_info_clear(pg_crl_info *info)
 {
 	free(info->serials);

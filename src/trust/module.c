@@ -194,6 +194,7 @@ tm_C_Finalize(CK_VOID_PTR pReserved)
 	for (size_t i = 0; i < tm.n_stores; i++)
 		pg_store_free(tm.stores[i]);
 	tm.n_stores = 0;
+	pg_digest_cleanup();
 	tm.initialized = false;
 	pthread_mutex_unlock(&tm.lock);
 	return CKR_OK;

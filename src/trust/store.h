@@ -193,7 +193,8 @@ bool pg_crl_check(const pg_span *der, const pg_cert *const *certs, size_t n_cert
                   long long now, pg_crl_info *info, const char **why);
 void pg_crl_info_clear(pg_crl_info *info);
 
-/* SHA-1 and MD5 through libcrypto. */
+/* SHA-1 and MD5 through libcrypto; cleanup frees the fetched methods. */
+void pg_digest_cleanup(void);
 void pg_sha1(const void *data, size_t len, unsigned char out[20]);
 void pg_md5(const void *data, size_t len, unsigned char out[16]);
 
