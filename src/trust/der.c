@@ -406,6 +406,15 @@ find(const unsigned char *p, size_t len, const char *needle)
 	return NULL;
 }
 
+size_t
+pg_pem_line(const unsigned char *text, size_t offset)
+{
+	size_t line = 1;
+	for (size_t i = 0; i < offset; i++)
+		line += text[i] == '\n';
+	return line;
+}
+
 bool
 pg_pem_detect(const unsigned char *text, size_t len)
 {
@@ -451,9 +460,6 @@ pg_pem_next(const unsigned char *text, size_t len, size_t *pos, pg_pem_block *b)
 		b->body.len = (size_t)(end - body);
 		b->begin = (size_t)(start - text);
 		b->end = (size_t)(end - text) + strlen(endline);
-		b->line = 1;
-		for (const unsigned char *q = text; q < start; q++)
-			b->line += *q == '\n';
 		*pos = b->end;
 		return true;
 	}

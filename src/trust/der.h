@@ -89,8 +89,10 @@ typedef struct {
 	pg_span body;         /* between the BEGIN and END lines */
 	size_t begin;         /* offset of "-----BEGIN" in the text */
 	size_t end;           /* offset just past the END line */
-	size_t line;          /* 1-based line of the BEGIN line */
 } pg_pem_block;
+
+/* The 1-based line of an offset in text (for messages only: O(offset)). */
+size_t pg_pem_line(const unsigned char *text, size_t offset);
 
 /*
  * Finds the next PEM block at or after *pos. Text between blocks is

@@ -473,8 +473,8 @@ lookup_object(CK_SESSION_HANDLE hs, CK_OBJECT_HANDLE ho, session **sp, pg_store 
 	ti = s->slot - SLOT_BASE;
 	if ((ho >> HANDLE_SHIFT) != ti + 1)
 		return CKR_OBJECT_HANDLE_INVALID;
+	/* Files are checked when a search starts, not on every read. */
 	*store = tm.stores[ti];
-	pg_store_refresh(*store) ? tm.generation[ti]++ : 0;
 	*index = (ho & ((1UL << HANDLE_SHIFT) - 1)) - 1;
 	if (*index >= pg_store_count(*store))
 		return CKR_OBJECT_HANDLE_INVALID;

@@ -233,15 +233,17 @@ parse_aux(pg_entry *e, const unsigned char *p, size_t len)
 /* A certificate (optionally followed by OpenSSL's aux data) at der. */
 static bool
 take_cert(pg_source *src, const unsigned char *der, size_t len, bool trusted_form,
-          size_t line)
+          const unsigned char *text, size_t offset)
 {
+#define LINE (text ? pg_pem_line(text, offset) : (size_t)1)
+
 	pg_der d;
 	pg_span tlv;
 	pg_entry *e;
 
 	pg_der_init(&d, der, len);
 	if (!pg_der_read(&d, 0x30, &tlv, NULL)) {
-		pg_message("%s:%zu: not a DER certificate, skipped", src->path, line);
+		pg_message("%s:%zu: not a DER certificate, skipped", src->path, LINE);
 		return true;
 	}
 	e = add_entry(src, PG_ENTRY_CERT);
@@ -250,7 +252,7 @@ take_cert(pg_source *src, const unsigned char *der, size_t len, bool trusted_for
 	if (!pg_cert_parse(tlv.p, tlv.len, &e->cert) ||
 	    (!trusted_form && d.off != len) ||
 	    (trusted_form && !parse_aux(e, der + d.off, len - d.off))) {
-		pg_message("%s:%zu: invalid certificate, skipped", src->path, line);
+		pg_message("%s:%zu: invalid certificate, skipped", src->path, LINE);
 		free(e->label_owned);
 		for (size_t i = 0; i < e->n_trust; i++)
 			free(e->trust_oids[i]);
@@ -269,6 +271,7 @@ take_cert(pg_source *src, const unsigned char *der, size_t len, bool trusted_for
 		e->src_trust = PG_SRC_ANCHOR;
 	pg_entry_cert_derive(e);
 	return true;
+#undef LINE
 }
 
 static bool
@@ -293,7 +296,8 @@ parse_pem(pg_source *src, const unsigned char *data, size_t len)
 		if (!cert && !trusted && !crl)
 			continue;
 		if (!pg_base64_decode(b.body.p, b.body.len, &der, &der_len)) {
-			pg_message("%s:%zu: corrupt PEM block (bad base64), skipped", src->path, b.line);
+			pg_message("%s:%zu: corrupt PEM block (bad base64), skipped", src->path,
+			           pg_pem_line(data, b.begin));
 			continue;
 		}
 		if (!add_blob(src, der)) {
@@ -303,7 +307,7 @@ parse_pem(pg_source *src, const unsigned char *data, size_t len)
 		if (crl) {
 			if (!add_crl(src, der, der_len))
 				return false;
-		} else if (!take_cert(src, der, der_len, trusted, b.line)) {
+		} else if (!take_cert(src, der, der_len, trusted, data, b.begin)) {
 			return false;
 		}
 	}
@@ -319,7 +323,7 @@ parse_der(pg_source *src, const unsigned char *data, size_t len)
 	pg_span tlv;
 
 	if (pg_cert_parse(data, len, &c))
-		return take_cert(src, data, len, false, 1);
+		return take_cert(src, data, len, false, NULL, 0);
 	pg_der_init(&d, data, len);
 	if (pg_der_read(&d, 0x30, &tlv, NULL) && pg_der_at_end(&d)) {
 		pg_der_init(&d, data, len);
