@@ -434,7 +434,6 @@ pg_trust_check_persist(const char *path)
 	     pg_persist_parse(&src, (unsigned char *)text, len) && src.n_entries > 0;
 	src.path = NULL;
 	pg_source_clear(&src);
-	pg_digest_cleanup();
 	free(text);
 	return ok;
 }

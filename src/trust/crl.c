@@ -1,50 +1,57 @@
 /*
- * CRLs (RFC 5280 §5) and digests through libcrypto: a CRL counts only
- * when its signature verifies with the key of a certificate whose subject
- * is the CRL's issuer, and when its nextUpdate has not passed.
+ * CRLs (RFC 5280 §5): a CRL counts only when its signature verifies with
+ * the key of a certificate whose subject is the CRL's issuer, and when
+ * its nextUpdate has not passed.
+ *
+ * Signatures are checked by libcrypto, the one thing the module needs it
+ * for. It is loaded with dlopen when the first CRL is checked, so that a
+ * process reading certificates only never maps it (its relocations and
+ * provider set-up would cost more than all the certificates together).
+ * Once loaded it stays: libcrypto pins itself and runs its own clean-up
+ * at exit.
  */
 #include "store.h"
+#include "trust-config.h"
 
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-static EVP_MD *sha1_md, *md5_md;
+static struct {
+	__typeof__(&d2i_X509_CRL) d2i_crl;
+	__typeof__(&X509_CRL_free) crl_free;
+	__typeof__(&X509_CRL_verify) crl_verify;
+	__typeof__(&d2i_PUBKEY) d2i_pubkey;
+	__typeof__(&EVP_PKEY_free) pkey_free;
+	bool ok;
+} crypto;
+
+static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
+
+#define LOAD(field, name) \
+	(crypto.field = (__typeof__(crypto.field))dlsym(lib, name)) != NULL
 
 static void
-digest(EVP_MD **md, const char *name, const void *data, size_t len, unsigned char *out)
+load_crypto(void)
 {
-	unsigned int n = 0;
+	void *lib = dlopen(P11GLUE_LIBCRYPTO, RTLD_NOW | RTLD_LOCAL);
 
-	if (*md == NULL)
-		*md = EVP_MD_fetch(NULL, name, NULL);
-	if (*md == NULL || !EVP_Digest(data, len, out, &n, *md, NULL))
-		memset(out, 0, (size_t)EVP_MD_get_size(*md ? *md : EVP_sha1()));
+	if (lib == NULL) {
+		pg_message("cannot load %s: %s", P11GLUE_LIBCRYPTO, dlerror());
+		return;
+	}
+	crypto.ok = LOAD(d2i_crl, "d2i_X509_CRL") && LOAD(crl_free, "X509_CRL_free") &&
+	            LOAD(crl_verify, "X509_CRL_verify") && LOAD(d2i_pubkey, "d2i_PUBKEY") &&
+	            LOAD(pkey_free, "EVP_PKEY_free");
+	if (!crypto.ok)
+		pg_message("%s: missing functions", P11GLUE_LIBCRYPTO);
 }
 
-void
-pg_sha1(const void *data, size_t len, unsigned char out[20])
-{
-	digest(&sha1_md, "SHA1", data, len, out);
-}
-
-void
-pg_md5(const void *data, size_t len, unsigned char out[16])
-{
-	/* MD5 is what NSS's trust objects carry (CKA_CERT_MD5_HASH); the
-	 * default provider still has it for such non-security uses. */
-	digest(&md5_md, "MD5", data, len, out);
-}
-
-void
-pg_digest_cleanup(void)
-{
-	EVP_MD_free(sha1_md);
-	EVP_MD_free(md5_md);
-	sha1_md = md5_md = NULL;
-}
+#undef LOAD
 
 void
 pg_crl_info_clear(pg_crl_info *info)
@@ -107,8 +114,13 @@ pg_crl_check(const pg_span *der, const pg_cert *const *certs, size_t n_certs,
 	long long next_time;
 
 	memset(info, 0, sizeof(*info));
+	pthread_once(&crypto_once, load_crypto);
+	if (!crypto.ok) {
+		*why = "libcrypto is not available to check its signature";
+		goto fail;
+	}
 	if (!read_tbs(der, info, &next, &next_tag) ||
-	    (crl = d2i_X509_CRL(NULL, &p, (long)der->len)) == NULL) {
+	    (crl = crypto.d2i_crl(NULL, &p, (long)der->len)) == NULL) {
 		*why = "not a valid CRL";
 		goto fail;
 	}
@@ -124,20 +136,21 @@ pg_crl_check(const pg_span *der, const pg_cert *const *certs, size_t n_certs,
 		    memcmp(c->subject.p, info->issuer.p, c->subject.len) != 0)
 			continue;
 		found = true;
-		key = d2i_PUBKEY(NULL, &kp, (long)c->spki.len);
-		if (key != NULL && X509_CRL_verify(crl, key) == 1)
+		key = crypto.d2i_pubkey(NULL, &kp, (long)c->spki.len);
+		if (key != NULL && crypto.crl_verify(crl, key) == 1)
 			verified = true;
-		EVP_PKEY_free(key);
+		crypto.pkey_free(key);
 	}
 	if (!verified) {
 		*why = found ? "signature does not verify with its issuer's key"
 		             : "issuer is not a known certificate";
 		goto fail;
 	}
-	X509_CRL_free(crl);
+	crypto.crl_free(crl);
 	return true;
 fail:
-	X509_CRL_free(crl);
+	if (crl != NULL)
+		crypto.crl_free(crl);
 	pg_crl_info_clear(info);
 	return false;
 }

@@ -4,87 +4,10 @@
  */
 #include "der.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-void
-pg_der_init(pg_der *d, const unsigned char *p, size_t len)
-{
-	d->p = p;
-	d->len = len;
-	d->off = 0;
-	d->failed = false;
-}
-
-int
-pg_der_peek(const pg_der *d)
-{
-	if (d->failed || d->off >= d->len)
-		return -1;
-	return d->p[d->off];
-}
-
-bool
-pg_der_at_end(const pg_der *d)
-{
-	return !d->failed && d->off == d->len;
-}
-
-/* Reads the header at off: one-byte tag, definite length (X.690 §8.1.3). */
-static bool
-read_header(const pg_der *d, size_t *hdr, size_t *clen)
-{
-	size_t off = d->off, n, l = 0;
-	unsigned char b;
-
-	if (d->len < 2 || off > d->len - 2)
-		return false;
-	if ((d->p[off] & 0x1f) == 0x1f)
-		return false;                  /* multi-byte tags: not in X.509 */
-	b = d->p[off + 1];
-	if (b < 0x80) {
-		*hdr = 2;
-		l = b;
-	} else {
-		n = b & 0x7f;
-		if (n == 0 || n > sizeof(size_t) || n > 4)
-			return false;              /* indefinite or huge: not DER */
-		if (off + 2 > d->len || d->len - (off + 2) < n)
-			return false;
-		for (size_t i = 0; i < n; i++)
-			l = (l << 8) | d->p[off + 2 + i];
-		if (l < 0x80 || (n > 1 && d->p[off + 2] == 0))
-			return false;              /* not minimal */
-		*hdr = 2 + n;
-	}
-	if (d->len - off - *hdr < l)
-		return false;
-	*clen = l;
-	return true;
-}
-
-bool
-pg_der_read(pg_der *d, int tag, pg_span *tlv, pg_span *value)
-{
-	size_t hdr, clen;
-
-	if (d->failed || d->off >= d->len || d->p[d->off] != tag ||
-	    !read_header(d, &hdr, &clen)) {
-		d->failed = true;
-		return false;
-	}
-	if (tlv) {
-		tlv->p = d->p + d->off;
-		tlv->len = hdr + clen;
-	}
-	if (value) {
-		value->p = d->p + d->off + hdr;
-		value->len = clen;
-	}
-	d->off += hdr + clen;
-	return true;
-}
 
 bool
 pg_der_read_optional(pg_der *d, int tag, pg_span *tlv, pg_span *value)
@@ -94,24 +17,16 @@ pg_der_read_optional(pg_der *d, int tag, pg_span *tlv, pg_span *value)
 	return pg_der_read(d, tag, tlv, value);
 }
 
-bool
-pg_der_enter(pg_der *d, int tag, pg_der *inner)
-{
-	pg_span v = { NULL, 0 };
-
-	if (!pg_der_read(d, tag, NULL, &v)) {
-		pg_der_init(inner, NULL, 0);
-		inner->failed = true;
-		return false;
-	}
-	pg_der_init(inner, v.p, v.len);
-	return true;
-}
-
+/* Compares short OIDs without a call: they differ mostly in the last byte. */
 static bool
 span_eq(const pg_span *s, const unsigned char *p, size_t len)
 {
-	return s->len == len && memcmp(s->p, p, len) == 0;
+	if (s->len != len)
+		return false;
+	for (size_t i = len; i-- > 0;)
+		if (s->p[i] != p[i])
+			return false;
+	return true;
 }
 
 static const unsigned char oid_ski[] = { 0x55, 0x1d, 0x0e };
@@ -256,12 +171,18 @@ bool
 pg_der_time_date(const pg_span *time, int tag, char out[8])
 {
 	int f[6];
-	char tmp[16];
 
 	if (!time_parts(time, tag, f) || f[0] > 9999)
 		return false;
-	snprintf(tmp, sizeof(tmp), "%04d%02d%02d", f[0], f[1], f[2]);
-	memcpy(out, tmp, 8);
+	/* YYYYMMDD, as CK_DATE holds it (PKCS#11 §2.3). */
+	out[0] = (char)('0' + f[0] / 1000);
+	out[1] = (char)('0' + f[0] / 100 % 10);
+	out[2] = (char)('0' + f[0] / 10 % 10);
+	out[3] = (char)('0' + f[0] % 10);
+	out[4] = (char)('0' + f[1] / 10);
+	out[5] = (char)('0' + f[1] % 10);
+	out[6] = (char)('0' + f[2] / 10);
+	out[7] = (char)('0' + f[2] % 10);
 	return true;
 }
 
@@ -444,7 +365,9 @@ pg_pem_next(const unsigned char *text, size_t len, size_t *pos, pg_pem_block *b)
 		if (lab_len > 100)
 			continue;
 		body = lab_end + 5;
-		snprintf(endline, sizeof(endline), "-----END %.*s-----", (int)lab_len, (const char *)lab);
+		memcpy(endline, "-----END ", 9);
+		memcpy(endline + 9, lab, lab_len);
+		memcpy(endline + 9 + lab_len, "-----", 6);
 		end = find(body, len - (size_t)(body - text), endline);
 		if (end == NULL)
 			continue;
@@ -466,65 +389,128 @@ pg_pem_next(const unsigned char *text, size_t len, size_t *pos, pg_pem_block *b)
 	return false;
 }
 
-static int
-b64_value(unsigned char c)
+/* Base64 digit values (RFC 4648 §4); W white space, P padding, X invalid. */
+#define W (-1)
+#define P (-2)
+#define X (-3)
+static const signed char b64_digit[256] = {
+	X, X, X, X, X, X, X, X, X, W, W, X, X, W, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	W, X, X, X, X, X, X, X, X, X, X, 62, X, X, X, 63,
+	52, 53, 54, 55, 56, 57, 58, 59, 60, 61, X, X, X, P, X, X,
+	X, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+	15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, X, X, X, X, X,
+	X, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+	41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+	X, X, X, X, X, X, X, X, X, X, X, X, X, X, X, X,
+};
+#undef W
+#undef P
+#undef X
+
+/*
+ * The same digits shifted into place for each of the four positions of
+ * a quantum, with bit 31 set for anything that is not a digit, so that
+ * four plain digits decode with three ORs and one test.
+ */
+#define B64_DIGIT(c)                                                     \
+	((c) >= 'A' && (c) <= 'Z' ? (uint32_t)(c) - 'A' :                    \
+	 (c) >= 'a' && (c) <= 'z' ? (uint32_t)(c) - 'a' + 26 :               \
+	 (c) >= '0' && (c) <= '9' ? (uint32_t)(c) - '0' + 52 :               \
+	 (c) == '+' ? 62u : (c) == '/' ? 63u : 0x80000000u)
+#define B64_AT(c, shift) \
+	(B64_DIGIT(c) == 0x80000000u ? 0x80000000u : B64_DIGIT(c) << (shift))
+#define B64_4(c, s) B64_AT(c, s), B64_AT((c) + 1, s), B64_AT((c) + 2, s), B64_AT((c) + 3, s)
+#define B64_16(c, s) B64_4(c, s), B64_4((c) + 4, s), B64_4((c) + 8, s), B64_4((c) + 12, s)
+#define B64_64(c, s) B64_16(c, s), B64_16((c) + 16, s), B64_16((c) + 32, s), B64_16((c) + 48, s)
+#define B64_TABLE(s) { B64_64(0, s), B64_64(64, s), B64_64(128, s), B64_64(192, s) }
+static const uint32_t b64_at[4][256] = {
+	B64_TABLE(18), B64_TABLE(12), B64_TABLE(6), B64_TABLE(0),
+};
+
+size_t
+pg_base64_decode_to(const unsigned char *in, size_t len, unsigned char *out)
 {
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
+	size_t i = 0, o = 0, pad = 0;
+	uint32_t acc = 0;
+	unsigned n = 0;
+
+	while (i < len) {
+		int v;
+		/* Runs of plain digits four at a time (a PEM line is 64 of
+		 * them); anything else (space, '=', invalid) in the four sends
+		 * them one by one below. */
+		if (n == 0 && pad == 0) {
+			const unsigned char *p = in + i;
+			unsigned char *q = out + o;
+			size_t quads = (len - i) / 4;
+			while (quads-- > 0) {
+				uint32_t v4 = b64_at[0][p[0]] | b64_at[1][p[1]] | b64_at[2][p[2]] |
+				              b64_at[3][p[3]];
+				if (v4 & 0x80000000u)
+					break;
+				q[0] = (unsigned char)(v4 >> 16);
+				q[1] = (unsigned char)(v4 >> 8);
+				q[2] = (unsigned char)v4;
+				q += 3;
+				p += 4;
+			}
+			i = (size_t)(p - in);
+			o = (size_t)(q - out);
+			if (i == len)
+				break;
+		}
+		v = b64_digit[in[i++]];
+		if (v == -1)
+			continue;
+		if (v == -2) {
+			pad++;
+			continue;
+		}
+		if (v < 0 || pad > 0)
+			return SIZE_MAX;
+		acc = (acc << 6) | (uint32_t)v;
+		if (++n == 4) {
+			out[o++] = (unsigned char)(acc >> 16);
+			out[o++] = (unsigned char)(acc >> 8);
+			out[o++] = (unsigned char)acc;
+			acc = n = 0;
+		}
+	}
+	if (n == 1 || pad > 2 || (n != 0 && n + pad != 4) || (n == 0 && pad != 0))
+		return SIZE_MAX;
+	if (n == 2)
+		out[o++] = (unsigned char)(acc >> 4);
+	else if (n == 3) {
+		out[o++] = (unsigned char)(acc >> 10);
+		out[o++] = (unsigned char)(acc >> 2);
+	}
+	return o;
 }
 
 bool
 pg_base64_decode(const unsigned char *in, size_t len, unsigned char **out, size_t *out_len)
 {
-	unsigned char *buf = malloc(len / 4 * 3 + 3);
-	size_t o = 0, pad = 0;
-	unsigned acc = 0, n = 0;
+	unsigned char *buf = malloc(pg_base64_max(len));
+	size_t n;
 
 	if (buf == NULL)
 		return false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = in[i];
-		int v;
-		if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
-			continue;
-		if (c == '=') {
-			pad++;
-			continue;
-		}
-		v = b64_value(c);
-		if (v < 0 || pad > 0)
-			goto bad;
-		acc = (acc << 6) | (unsigned)v;
-		if (++n == 4) {
-			buf[o++] = (unsigned char)(acc >> 16);
-			buf[o++] = (unsigned char)(acc >> 8);
-			buf[o++] = (unsigned char)acc;
-			acc = n = 0;
-		}
-	}
-	if (n == 1 || pad > 2 || (n != 0 && n + pad != 4) || (n == 0 && pad != 0))
-		goto bad;
-	if (n == 2)
-		buf[o++] = (unsigned char)(acc >> 4);
-	else if (n == 3) {
-		buf[o++] = (unsigned char)(acc >> 10);
-		buf[o++] = (unsigned char)(acc >> 2);
+	n = pg_base64_decode_to(in, len, buf);
+	if (n == SIZE_MAX) {
+		free(buf);
+		return false;
 	}
 	*out = buf;
-	*out_len = o;
+	*out_len = n;
 	return true;
-bad:
-	free(buf);
-	return false;
 }
 
 void

@@ -25,19 +25,107 @@ typedef struct {
 	bool failed;
 } pg_der;
 
-void pg_der_init(pg_der *d, const unsigned char *p, size_t len);
-/* The tag of the next element, or -1 at the end or after a failure. */
-int pg_der_peek(const pg_der *d);
 /*
- * Reads the next element; it must have tag `tag` (one byte, short form).
- * *tlv gets the whole element, *value its contents (either may be NULL).
+ * The cursor functions are inline: a certificate takes some forty reads.
+ * pg_der_peek: the tag of the next element, or -1 at the end or after a
+ * failure. pg_der_read: reads the next element, which must have tag
+ * `tag` (one byte, short form); *tlv gets the whole element, *value its
+ * contents (either may be NULL).
  */
-bool pg_der_read(pg_der *d, int tag, pg_span *tlv, pg_span *value);
+static inline void
+pg_der_init(pg_der *d, const unsigned char *p, size_t len)
+{
+	d->p = p;
+	d->len = len;
+	d->off = 0;
+	d->failed = false;
+}
+
+static inline int
+pg_der_peek(const pg_der *d)
+{
+	if (d->failed || d->off >= d->len)
+		return -1;
+	return d->p[d->off];
+}
+
+static inline bool
+pg_der_at_end(const pg_der *d)
+{
+	return !d->failed && d->off == d->len;
+}
+
+/* Reads the header at off: one-byte tag, definite length (X.690 §8.1.3). */
+static inline bool
+pg_der_header(const pg_der *d, size_t *hdr, size_t *clen)
+{
+	size_t off = d->off, n, l = 0;
+	unsigned char b;
+
+	if (d->len < 2 || off > d->len - 2)
+		return false;
+	if ((d->p[off] & 0x1f) == 0x1f)
+		return false;                  /* multi-byte tags: not in X.509 */
+	b = d->p[off + 1];
+	if (b < 0x80) {
+		*hdr = 2;
+		l = b;
+	} else {
+		n = b & 0x7f;
+		if (n == 0 || n > sizeof(size_t) || n > 4)
+			return false;              /* indefinite or huge: not DER */
+		if (off + 2 > d->len || d->len - (off + 2) < n)
+			return false;
+		for (size_t i = 0; i < n; i++)
+			l = (l << 8) | d->p[off + 2 + i];
+		if (l < 0x80 || (n > 1 && d->p[off + 2] == 0))
+			return false;              /* not minimal */
+		*hdr = 2 + n;
+	}
+	if (d->len - off - *hdr < l)
+		return false;
+	*clen = l;
+	return true;
+}
+
+static inline bool
+pg_der_read(pg_der *d, int tag, pg_span *tlv, pg_span *value)
+{
+	size_t hdr, clen;
+
+	if (d->failed || d->off >= d->len || d->p[d->off] != tag ||
+	    !pg_der_header(d, &hdr, &clen)) {
+		d->failed = true;
+		return false;
+	}
+	if (tlv) {
+		tlv->p = d->p + d->off;
+		tlv->len = hdr + clen;
+	}
+	if (value) {
+		value->p = d->p + d->off + hdr;
+		value->len = clen;
+	}
+	d->off += hdr + clen;
+	return true;
+}
+
 /* Reads the next element when its tag is `tag`; true when read. */
 bool pg_der_read_optional(pg_der *d, int tag, pg_span *tlv, pg_span *value);
 /* Enters a constructed element: *inner iterates over its contents. */
-bool pg_der_enter(pg_der *d, int tag, pg_der *inner);
-bool pg_der_at_end(const pg_der *d);
+static inline bool
+pg_der_enter(pg_der *d, int tag, pg_der *inner)
+{
+	pg_span v = { NULL, 0 };
+
+	if (!pg_der_read(d, tag, NULL, &v)) {
+		pg_der_init(inner, NULL, 0);
+		inner->failed = true;
+		return false;
+	}
+	pg_der_init(inner, v.p, v.len);
+	return true;
+}
 
 /* The parts of an X.509 certificate (RFC 5280 §4.1) the trust module uses. */
 typedef struct {
@@ -102,8 +190,21 @@ size_t pg_pem_line(const unsigned char *text, size_t offset);
 bool pg_pem_next(const unsigned char *text, size_t len, size_t *pos,
                  pg_pem_block *block);
 
+/* Room that decoding len bytes of base64 may need. */
+static inline size_t
+pg_base64_max(size_t len)
+{
+	return len / 4 * 3 + 3;
+}
+
 /*
- * Decodes base64 (white space ignored) into a new buffer (free()).
+ * Decodes base64 (spaces, tabs and line ends ignored) into out, which
+ * has room for pg_base64_max(len) bytes. Returns the decoded length, or
+ * SIZE_MAX on a bad character or bad padding.
+ */
+size_t pg_base64_decode_to(const unsigned char *in, size_t len, unsigned char *out);
+/*
+ * Decodes base64 into a new buffer (free()).
  * false on bad characters, bad padding or no memory.
  */
 bool pg_base64_decode(const unsigned char *in, size_t len,

@@ -6,46 +6,23 @@
  * else from this module's entry in the p11glue configuration (its
  * x-init-reserved value), else from the build-time default.
  *
- * Every entry point takes one lock; stores are read on the first search
- * of a token and re-read when their files change.
+ * Every entry point takes one lock (lock.h); stores are read on the first
+ * search of a token and re-read when their files change. Object
+ * functions are in object.c.
  */
 #include "config.h"
 
 #include "conf.h"
+#include "module.h"
 #include "pkcs11-calls.h"
-#include "store.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
-#define MAX_TOKENS 64
-#define SLOT_BASE 18
-/* Object handles: token index in the top bits, object index below. */
-#define HANDLE_SHIFT 24
 
-typedef struct {
-	CK_SESSION_HANDLE handle;
-	CK_SLOT_ID slot;
-	CK_FLAGS flags;
-	bool finding;
-	size_t *found;
-	size_t n_found, next;
-	unsigned generation;
-} session;
-
-static struct {
-	pthread_mutex_t lock;
-	bool initialized;
-	pg_store *stores[MAX_TOKENS];
-	unsigned generation[MAX_TOKENS];   /* bumped when a store is rebuilt */
-	size_t n_stores;
-	session *sessions;
-	size_t n_sessions;
-	CK_SESSION_HANDLE next_session;
-} tm = { .lock = PTHREAD_MUTEX_INITIALIZER };
+pg_tm_state pg_tm = { .lock = PG_LOCK_INIT };
 
 static void
 pad(CK_UTF8CHAR *field, size_t size, const char *text)
@@ -67,13 +44,14 @@ add_paths(const char *list)
 	if (copy == NULL)
 		return false;
 	for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
-		if (*p == 0 || tm.n_stores == MAX_TOKENS)
+		if (*p == 0 || pg_tm.n_stores == PG_TM_MAX_TOKENS)
 			continue;
-		if ((tm.stores[tm.n_stores] = pg_store_new(p)) == NULL) {
+		if ((pg_tm.stores[pg_tm.n_stores] = pg_store_new(p)) == NULL) {
 			free(copy);
 			return false;
 		}
-		tm.n_stores++;
+		pg_tm_set_generation(pg_tm.n_stores, 0);
+		pg_tm.n_stores++;
 	}
 	free(copy);
 	return true;
@@ -146,8 +124,8 @@ tm_C_Initialize(CK_VOID_PTR pInitArgs)
 		if (all && !(args->flags & CKF_OS_LOCKING_OK))
 			return CKR_CANT_LOCK;
 	}
-	pthread_mutex_lock(&tm.lock);
-	if (tm.initialized) {
+	pg_lock_acquire(&pg_tm.lock);
+	if (pg_tm_ready()) {
 		rv = CKR_CRYPTOKI_ALREADY_INITIALIZED;
 		goto out;
 	}
@@ -156,19 +134,21 @@ tm_C_Initialize(CK_VOID_PTR pInitArgs)
 	if (paths == NULL)
 		paths = configured_paths();
 	if (!add_paths(paths ? paths : P11GLUE_TRUST_PATHS)) {
+		for (size_t i = 0; i < pg_tm.n_stores; i++)
+			pg_store_free(pg_tm.stores[i]);
+		pg_tm.n_stores = 0;
 		rv = CKR_HOST_MEMORY;
 		goto out;
 	}
-	tm.next_session = 1;
-	tm.initialized = true;
+	atomic_store_explicit(&pg_tm.initialized, true, memory_order_release);
 out:
 	free(paths);
-	pthread_mutex_unlock(&tm.lock);
+	pg_lock_release(&pg_tm.lock);
 	return rv;
 }
 
-static void
-end_find(session *s)
+void
+pg_tm_end_find(pg_tm_session *s)
 {
 	free(s->found);
 	s->found = NULL;
@@ -179,31 +159,33 @@ end_find(session *s)
 static CK_RV
 tm_C_Finalize(CK_VOID_PTR pReserved)
 {
+	CK_RV rv = CKR_OK;
+
 	if (pReserved != NULL)
 		return CKR_ARGUMENTS_BAD;
-	pthread_mutex_lock(&tm.lock);
-	if (!tm.initialized) {
-		pthread_mutex_unlock(&tm.lock);
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	if (!pg_tm_ready()) {
+		rv = CKR_CRYPTOKI_NOT_INITIALIZED;
+		goto out;
 	}
-	for (size_t i = 0; i < tm.n_sessions; i++)
-		end_find(&tm.sessions[i]);
-	free(tm.sessions);
-	tm.sessions = NULL;
-	tm.n_sessions = 0;
-	for (size_t i = 0; i < tm.n_stores; i++)
-		pg_store_free(tm.stores[i]);
-	tm.n_stores = 0;
-	pg_digest_cleanup();
-	tm.initialized = false;
-	pthread_mutex_unlock(&tm.lock);
-	return CKR_OK;
+	atomic_store_explicit(&pg_tm.initialized, false, memory_order_release);
+	for (size_t i = 0; i < pg_tm.n_sessions; i++)
+		pg_tm_end_find(&pg_tm.sessions[i]);
+	free(pg_tm.sessions);
+	pg_tm.sessions = NULL;
+	pg_tm.n_sessions = 0;
+	for (size_t i = 0; i < pg_tm.n_stores; i++)
+		pg_store_free(pg_tm.stores[i]);
+	pg_tm.n_stores = 0;
+out:
+	pg_lock_release(&pg_tm.lock);
+	return rv;
 }
 
 static CK_RV
 tm_C_GetInfo(CK_INFO_PTR pInfo)
 {
-	if (!tm.initialized)
+	if (!pg_tm_ready())
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
 	if (pInfo == NULL)
 		return CKR_ARGUMENTS_BAD;
@@ -225,12 +207,13 @@ tm_C_GetInfo(CK_INFO_PTR pInfo)
  * Slots and tokens
  */
 
+/* The store of a slot, or NULL. Lock held. */
 static pg_store *
 slot_store(CK_SLOT_ID slot)
 {
-	if (slot < SLOT_BASE || slot - SLOT_BASE >= tm.n_stores)
+	if (slot < PG_TM_SLOT_BASE || slot - PG_TM_SLOT_BASE >= pg_tm.n_stores)
 		return NULL;
-	return tm.stores[slot - SLOT_BASE];
+	return pg_tm.stores[slot - PG_TM_SLOT_BASE];
 }
 
 static CK_RV
@@ -238,18 +221,18 @@ tm_C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR p
 {
 	CK_RV rv = CKR_OK;
 
-	if (!tm.initialized)
+	if (!pg_tm_ready())
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
 	if (pulCount == NULL)
 		return CKR_ARGUMENTS_BAD;
-	pthread_mutex_lock(&tm.lock);
-	if (pSlotList && *pulCount < tm.n_stores)
+	pg_lock_acquire(&pg_tm.lock);
+	if (pSlotList && *pulCount < pg_tm.n_stores)
 		rv = CKR_BUFFER_TOO_SMALL;
 	else if (pSlotList)
-		for (size_t i = 0; i < tm.n_stores; i++)
-			pSlotList[i] = SLOT_BASE + i;
-	*pulCount = tm.n_stores;
-	pthread_mutex_unlock(&tm.lock);
+		for (size_t i = 0; i < pg_tm.n_stores; i++)
+			pSlotList[i] = PG_TM_SLOT_BASE + i;
+	*pulCount = pg_tm.n_stores;
+	pg_lock_release(&pg_tm.lock);
 	return rv;
 }
 
@@ -257,154 +240,185 @@ static CK_RV
 tm_C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
 {
 	pg_store *s;
+	CK_RV rv = CKR_OK;
 
-	if (!tm.initialized)
+	if (!pg_tm_ready())
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
 	if ((s = slot_store(slotID)) == NULL)
-		return CKR_SLOT_ID_INVALID;
-	if (pInfo == NULL)
-		return CKR_ARGUMENTS_BAD;
-	memset(pInfo, 0, sizeof(*pInfo));
-	pad(pInfo->slotDescription, sizeof(pInfo->slotDescription), pg_store_path(s));
-	pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
-	pInfo->flags = CKF_TOKEN_PRESENT;
-	pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
-	return CKR_OK;
+		rv = CKR_SLOT_ID_INVALID;
+	else if (pInfo == NULL)
+		rv = CKR_ARGUMENTS_BAD;
+	else {
+		memset(pInfo, 0, sizeof(*pInfo));
+		pad(pInfo->slotDescription, sizeof(pInfo->slotDescription), pg_store_path(s));
+		pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
+		pInfo->flags = CKF_TOKEN_PRESENT;
+		pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
+	}
+	pg_lock_release(&pg_tm.lock);
+	return rv;
 }
 
 static CK_RV
 tm_C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
 {
 	pg_store *s;
+	CK_RV rv = CKR_OK;
 
-	if (!tm.initialized)
+	if (!pg_tm_ready())
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
 	if ((s = slot_store(slotID)) == NULL)
-		return CKR_SLOT_ID_INVALID;
-	if (pInfo == NULL)
-		return CKR_ARGUMENTS_BAD;
-	memset(pInfo, 0, sizeof(*pInfo));
-	pad(pInfo->label, sizeof(pInfo->label), pg_store_label(s));
-	pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
-	pad(pInfo->model, sizeof(pInfo->model), "p11glue trust");
-	pad(pInfo->serialNumber, sizeof(pInfo->serialNumber), "1");
-	pInfo->flags = CKF_TOKEN_INITIALIZED | (pg_store_writable(s) ? 0 : CKF_WRITE_PROTECTED);
-	pInfo->ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
-	pInfo->ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;
-	pInfo->ulMaxPinLen = pInfo->ulMinPinLen = 0;
-	pInfo->ulTotalPublicMemory = pInfo->ulFreePublicMemory = CK_UNAVAILABLE_INFORMATION;
-	pInfo->ulTotalPrivateMemory = pInfo->ulFreePrivateMemory = CK_UNAVAILABLE_INFORMATION;
-	pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
-	return CKR_OK;
+		rv = CKR_SLOT_ID_INVALID;
+	else if (pInfo == NULL)
+		rv = CKR_ARGUMENTS_BAD;
+	else {
+		memset(pInfo, 0, sizeof(*pInfo));
+		pad(pInfo->label, sizeof(pInfo->label), pg_store_label(s));
+		pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
+		pad(pInfo->model, sizeof(pInfo->model), "p11glue trust");
+		pad(pInfo->serialNumber, sizeof(pInfo->serialNumber), "1");
+		pInfo->flags = CKF_TOKEN_INITIALIZED | (pg_store_writable(s) ? 0 : CKF_WRITE_PROTECTED);
+		pInfo->ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
+		pInfo->ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;
+		pInfo->ulMaxPinLen = pInfo->ulMinPinLen = 0;
+		pInfo->ulTotalPublicMemory = pInfo->ulFreePublicMemory = CK_UNAVAILABLE_INFORMATION;
+		pInfo->ulTotalPrivateMemory = pInfo->ulFreePrivateMemory = CK_UNAVAILABLE_INFORMATION;
+		pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
+	}
+	pg_lock_release(&pg_tm.lock);
+	return rv;
 }
 
 static CK_RV
 tm_C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList,
                       CK_ULONG_PTR pulCount)
 {
-	if (!tm.initialized)
+	CK_RV rv = CKR_OK;
+
+	if (!pg_tm_ready())
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
 	if (slot_store(slotID) == NULL)
-		return CKR_SLOT_ID_INVALID;
-	if (pulCount == NULL)
-		return CKR_ARGUMENTS_BAD;
-	*pulCount = 0;
-	return CKR_OK;
+		rv = CKR_SLOT_ID_INVALID;
+	else if (pulCount == NULL)
+		rv = CKR_ARGUMENTS_BAD;
+	else
+		*pulCount = 0;
+	pg_lock_release(&pg_tm.lock);
+	return rv;
 }
 
 /* ---------------------------------------------------------------------------
  * Sessions
  */
 
-static session *
-find_session(CK_SESSION_HANDLE h)
+/* A free table slot (growing the table); its index, or -1 when full. */
+static long
+free_session_slot(void)
 {
-	for (size_t i = 0; i < tm.n_sessions; i++)
-		if (tm.sessions[i].handle == h)
-			return &tm.sessions[i];
-	return NULL;
+	pg_tm_session *grown;
+	size_t cap, old = pg_tm.n_sessions;
+
+	for (size_t i = 0; i < pg_tm.n_sessions; i++)
+		if (pg_tm.sessions[i].handle == 0)
+			return (long)i;
+	if (pg_tm.n_sessions == PG_TM_SESSION_MASK)
+		return -1;
+	cap = pg_tm.n_sessions ? pg_tm.n_sessions * 2 : 8;
+	if (cap > PG_TM_SESSION_MASK)
+		cap = PG_TM_SESSION_MASK;
+	if ((grown = realloc(pg_tm.sessions, cap * sizeof(*grown))) == NULL)
+		return -1;
+	memset(grown + old, 0, (cap - old) * sizeof(*grown));
+	pg_tm.sessions = grown;
+	pg_tm.n_sessions = cap;
+	return (long)old;
 }
 
 static CK_RV
 tm_C_OpenSession(CK_SLOT_ID slotID, CK_FLAGS flags, CK_VOID_PTR pApplication,
                  CK_NOTIFY Notify, CK_SESSION_HANDLE_PTR phSession)
 {
-	session *grown;
 	CK_RV rv = CKR_OK;
+	long i;
 
-	if (!tm.initialized)
+	if (!pg_tm_ready())
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
+	pg_lock_acquire(&pg_tm.lock);
 	if (slot_store(slotID) == NULL)
 		rv = CKR_SLOT_ID_INVALID;
 	else if (phSession == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	else if (!(flags & CKF_SERIAL_SESSION))
 		rv = CKR_SESSION_PARALLEL_NOT_SUPPORTED;
-	else if ((grown = realloc(tm.sessions, (tm.n_sessions + 1) * sizeof(*grown))) == NULL)
-		rv = CKR_HOST_MEMORY;
+	else if ((i = free_session_slot()) < 0)
+		rv = CKR_SESSION_COUNT;
 	else {
-		tm.sessions = grown;
-		tm.sessions[tm.n_sessions] = (session){ .handle = tm.next_session++,
-		                                        .slot = slotID, .flags = flags };
-		*phSession = tm.sessions[tm.n_sessions++].handle;
+		pg_tm_session *s = &pg_tm.sessions[i];
+		/* The serial keeps a closed session's handle from matching a new one. */
+		pg_tm.serial++;
+		*s = (pg_tm_session){ .slot = slotID, .token = slotID - PG_TM_SLOT_BASE, .flags = flags };
+		s->handle = (CK_SESSION_HANDLE)(pg_tm.serial << PG_TM_SESSION_BITS) | (CK_ULONG)(i + 1);
+		*phSession = s->handle;
 	}
-	pthread_mutex_unlock(&tm.lock);
+	pg_lock_release(&pg_tm.lock);
 	return rv;
+}
+
+static void
+close_session(pg_tm_session *s)
+{
+	pg_tm_end_find(s);
+	s->handle = 0;
 }
 
 static CK_RV
 tm_C_CloseSession(CK_SESSION_HANDLE hSession)
 {
-	session *s;
+	pg_tm_session *s;
 	CK_RV rv = CKR_OK;
 
-	if (!tm.initialized)
+	if (!pg_tm_ready())
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
-	if ((s = find_session(hSession)) == NULL)
+	pg_lock_acquire(&pg_tm.lock);
+	if ((s = pg_tm_session_get(hSession)) == NULL)
 		rv = CKR_SESSION_HANDLE_INVALID;
-	else {
-		end_find(s);
-		*s = tm.sessions[--tm.n_sessions];
-	}
-	pthread_mutex_unlock(&tm.lock);
+	else
+		close_session(s);
+	pg_lock_release(&pg_tm.lock);
 	return rv;
 }
 
 static CK_RV
 tm_C_CloseAllSessions(CK_SLOT_ID slotID)
 {
-	size_t kept = 0;
+	CK_RV rv = CKR_OK;
 
-	if (!tm.initialized)
+	if (!pg_tm_ready())
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
-	if (slot_store(slotID) == NULL) {
-		pthread_mutex_unlock(&tm.lock);
-		return CKR_SLOT_ID_INVALID;
-	}
-	for (size_t i = 0; i < tm.n_sessions; i++) {
-		if (tm.sessions[i].slot == slotID)
-			end_find(&tm.sessions[i]);
-		else
-			tm.sessions[kept++] = tm.sessions[i];
-	}
-	tm.n_sessions = kept;
-	pthread_mutex_unlock(&tm.lock);
-	return CKR_OK;
+	pg_lock_acquire(&pg_tm.lock);
+	if (slot_store(slotID) == NULL)
+		rv = CKR_SLOT_ID_INVALID;
+	else
+		for (size_t i = 0; i < pg_tm.n_sessions; i++)
+			if (pg_tm.sessions[i].handle != 0 && pg_tm.sessions[i].slot == slotID)
+				close_session(&pg_tm.sessions[i]);
+	pg_lock_release(&pg_tm.lock);
+	return rv;
 }
 
 static CK_RV
 tm_C_GetSessionInfo(CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo)
 {
-	session *s;
+	pg_tm_session *s;
 	CK_RV rv = CKR_OK;
 
-	if (!tm.initialized)
+	if (!pg_tm_ready())
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
-	if ((s = find_session(hSession)) == NULL)
+	pg_lock_acquire(&pg_tm.lock);
+	if ((s = pg_tm_session_get(hSession)) == NULL)
 		rv = CKR_SESSION_HANDLE_INVALID;
 	else if (pInfo == NULL)
 		rv = CKR_ARGUMENTS_BAD;
@@ -414,7 +428,7 @@ tm_C_GetSessionInfo(CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo)
 		pInfo->state = s->flags & CKF_RW_SESSION ? CKS_RW_PUBLIC_SESSION : CKS_RO_PUBLIC_SESSION;
 		pInfo->ulDeviceError = 0;
 	}
-	pthread_mutex_unlock(&tm.lock);
+	pg_lock_release(&pg_tm.lock);
 	return rv;
 }
 
@@ -424,12 +438,12 @@ tm_C_Login(CK_SESSION_HANDLE hSession, CK_USER_TYPE userType, CK_UTF8CHAR_PTR pP
 {
 	CK_RV rv;
 
-	if (!tm.initialized)
+	if (!pg_tm_ready())
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
+	pg_lock_acquire(&pg_tm.lock);
 	/* No PIN protects anything here: there is nothing to log in to. */
-	rv = find_session(hSession) ? CKR_USER_TYPE_INVALID : CKR_SESSION_HANDLE_INVALID;
-	pthread_mutex_unlock(&tm.lock);
+	rv = pg_tm_session_get(hSession) ? CKR_USER_TYPE_INVALID : CKR_SESSION_HANDLE_INVALID;
+	pg_lock_release(&pg_tm.lock);
 	return rv;
 }
 
@@ -438,246 +452,11 @@ tm_C_Logout(CK_SESSION_HANDLE hSession)
 {
 	CK_RV rv;
 
-	if (!tm.initialized)
+	if (!pg_tm_ready())
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
-	rv = find_session(hSession) ? CKR_USER_NOT_LOGGED_IN : CKR_SESSION_HANDLE_INVALID;
-	pthread_mutex_unlock(&tm.lock);
-	return rv;
-}
-
-/* ---------------------------------------------------------------------------
- * Objects
- */
-
-/* The store of a session, refreshed; bumps the generation on a rebuild. */
-static pg_store *
-session_store(session *s, size_t *index)
-{
-	size_t i = s->slot - SLOT_BASE;
-	if (pg_store_refresh(tm.stores[i]))
-		tm.generation[i]++;
-	*index = i;
-	return tm.stores[i];
-}
-
-static CK_RV
-lookup_object(CK_SESSION_HANDLE hs, CK_OBJECT_HANDLE ho, session **sp, pg_store **store,
-              size_t *index)
-{
-	session *s = find_session(hs);
-	size_t ti;
-
-	if (s == NULL)
-		return CKR_SESSION_HANDLE_INVALID;
-	ti = s->slot - SLOT_BASE;
-	if ((ho >> HANDLE_SHIFT) != ti + 1)
-		return CKR_OBJECT_HANDLE_INVALID;
-	/* Files are checked when a search starts, not on every read. */
-	*store = tm.stores[ti];
-	*index = (ho & ((1UL << HANDLE_SHIFT) - 1)) - 1;
-	if (*index >= pg_store_count(*store))
-		return CKR_OBJECT_HANDLE_INVALID;
-	*sp = s;
-	return CKR_OK;
-}
-
-static CK_RV
-tm_C_GetAttributeValue(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject,
-                       CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount)
-{
-	session *s;
-	pg_store *store;
-	size_t index;
-	CK_RV rv;
-
-	if (!tm.initialized)
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
-	rv = lookup_object(hSession, hObject, &s, &store, &index);
-	if (rv == CKR_OK && pTemplate == NULL && ulCount > 0)
-		rv = CKR_ARGUMENTS_BAD;
-	for (CK_ULONG i = 0; rv == CKR_OK || rv == CKR_ATTRIBUTE_TYPE_INVALID ||
-	                     rv == CKR_BUFFER_TOO_SMALL; i++) {
-		const void *v;
-		CK_ULONG l;
-		CK_ATTRIBUTE *a;
-		if (i >= ulCount)
-			break;
-		a = &pTemplate[i];
-		if (!pg_object_attr(store, pg_store_object(store, index), a->type, &v, &l)) {
-			a->ulValueLen = CK_UNAVAILABLE_INFORMATION;
-			rv = CKR_ATTRIBUTE_TYPE_INVALID;
-		} else if (a->pValue == NULL) {
-			a->ulValueLen = l;
-		} else if (a->ulValueLen < l) {
-			a->ulValueLen = CK_UNAVAILABLE_INFORMATION;
-			if (rv == CKR_OK)
-				rv = CKR_BUFFER_TOO_SMALL;
-		} else {
-			if (l)
-				memcpy(a->pValue, v, l);
-			a->ulValueLen = l;
-		}
-	}
-	pthread_mutex_unlock(&tm.lock);
-	return rv;
-}
-
-static CK_RV
-tm_C_FindObjectsInit(CK_SESSION_HANDLE hSession, CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount)
-{
-	session *s;
-	pg_store *store;
-	size_t ti;
-	CK_RV rv = CKR_OK;
-
-	if (!tm.initialized)
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
-	if ((s = find_session(hSession)) == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else if (pTemplate == NULL && ulCount > 0)
-		rv = CKR_ARGUMENTS_BAD;
-	else if (s->finding)
-		rv = CKR_OPERATION_ACTIVE;
-	else {
-		store = session_store(s, &ti);
-		if (!pg_store_find(store, pTemplate, ulCount, &s->found, &s->n_found)) {
-			end_find(s);
-			rv = CKR_HOST_MEMORY;
-		} else {
-			s->finding = true;
-			s->next = 0;
-			s->generation = tm.generation[ti];
-		}
-	}
-	pthread_mutex_unlock(&tm.lock);
-	return rv;
-}
-
-static CK_RV
-tm_C_FindObjects(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE_PTR phObject,
-                 CK_ULONG ulMaxObjectCount, CK_ULONG_PTR pulObjectCount)
-{
-	session *s;
-	CK_RV rv = CKR_OK;
-
-	if (!tm.initialized)
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
-	if ((s = find_session(hSession)) == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else if (phObject == NULL || pulObjectCount == NULL)
-		rv = CKR_ARGUMENTS_BAD;
-	else if (!s->finding)
-		rv = CKR_OPERATION_NOT_INITIALIZED;
-	else {
-		CK_ULONG n = 0;
-		CK_OBJECT_HANDLE base = (CK_OBJECT_HANDLE)(s->slot - SLOT_BASE + 1) << HANDLE_SHIFT;
-		while (n < ulMaxObjectCount && s->next < s->n_found)
-			phObject[n++] = base | (s->found[s->next++] + 1);
-		*pulObjectCount = n;
-	}
-	pthread_mutex_unlock(&tm.lock);
-	return rv;
-}
-
-static CK_RV
-tm_C_FindObjectsFinal(CK_SESSION_HANDLE hSession)
-{
-	session *s;
-	CK_RV rv = CKR_OK;
-
-	if (!tm.initialized)
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
-	if ((s = find_session(hSession)) == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else if (!s->finding)
-		rv = CKR_OPERATION_NOT_INITIALIZED;
-	else
-		end_find(s);
-	pthread_mutex_unlock(&tm.lock);
-	return rv;
-}
-
-static CK_RV
-tm_C_CreateObject(CK_SESSION_HANDLE hSession, CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount,
-                  CK_OBJECT_HANDLE_PTR phObject)
-{
-	session *s;
-	CK_RV rv;
-
-	if (!tm.initialized)
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
-	if ((s = find_session(hSession)) == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else if ((pTemplate == NULL && ulCount) || phObject == NULL)
-		rv = CKR_ARGUMENTS_BAD;
-	else if (!(s->flags & CKF_RW_SESSION))
-		rv = CKR_SESSION_READ_ONLY;
-	else {
-		pg_store *store = tm.stores[s->slot - SLOT_BASE];
-		rv = pg_store_create(store, pTemplate, ulCount);
-		if (rv == CKR_OK) {
-			size_t *found = NULL, n = 0;
-			tm.generation[s->slot - SLOT_BASE]++;
-			pg_store_refresh(store);
-			/* The new object: the certificate with that value. */
-			if (pg_store_find(store, pTemplate, ulCount, &found, &n) && n > 0)
-				*phObject = ((CK_OBJECT_HANDLE)(s->slot - SLOT_BASE + 1) << HANDLE_SHIFT) |
-				            (found[0] + 1);
-			else
-				*phObject = 0;
-			free(found);
-		}
-	}
-	pthread_mutex_unlock(&tm.lock);
-	return rv;
-}
-
-static CK_RV
-tm_C_DestroyObject(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject)
-{
-	session *s;
-	pg_store *store;
-	size_t index;
-	CK_RV rv;
-
-	if (!tm.initialized)
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
-	rv = lookup_object(hSession, hObject, &s, &store, &index);
-	if (rv == CKR_OK && !(s->flags & CKF_RW_SESSION))
-		rv = CKR_SESSION_READ_ONLY;
-	if (rv == CKR_OK) {
-		rv = pg_store_destroy(store, index);
-		if (rv == CKR_OK)
-			tm.generation[s->slot - SLOT_BASE]++;
-	}
-	pthread_mutex_unlock(&tm.lock);
-	return rv;
-}
-
-static CK_RV
-tm_C_GetObjectSize(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject, CK_ULONG_PTR pulSize)
-{
-	session *s;
-	pg_store *store;
-	size_t index;
-	CK_RV rv;
-
-	if (!tm.initialized)
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pthread_mutex_lock(&tm.lock);
-	rv = lookup_object(hSession, hObject, &s, &store, &index);
-	if (rv == CKR_OK && pulSize == NULL)
-		rv = CKR_ARGUMENTS_BAD;
-	if (rv == CKR_OK)
-		*pulSize = CK_UNAVAILABLE_INFORMATION;
-	pthread_mutex_unlock(&tm.lock);
+	pg_lock_acquire(&pg_tm.lock);
+	rv = pg_tm_session_get(hSession) ? CKR_USER_NOT_LOGGED_IN : CKR_SESSION_HANDLE_INVALID;
+	pg_lock_release(&pg_tm.lock);
 	return rv;
 }
 
@@ -719,13 +498,13 @@ static CK_RV tm_C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pV
 		(l).C_GetSessionInfo = tm_C_GetSessionInfo;                           \
 		(l).C_Login = tm_C_Login;                                             \
 		(l).C_Logout = tm_C_Logout;                                           \
-		(l).C_CreateObject = tm_C_CreateObject;                               \
-		(l).C_DestroyObject = tm_C_DestroyObject;                             \
-		(l).C_GetObjectSize = tm_C_GetObjectSize;                             \
-		(l).C_GetAttributeValue = tm_C_GetAttributeValue;                     \
-		(l).C_FindObjectsInit = tm_C_FindObjectsInit;                         \
-		(l).C_FindObjects = tm_C_FindObjects;                                 \
-		(l).C_FindObjectsFinal = tm_C_FindObjectsFinal;                       \
+		(l).C_CreateObject = pg_tm_C_CreateObject;                               \
+		(l).C_DestroyObject = pg_tm_C_DestroyObject;                             \
+		(l).C_GetObjectSize = pg_tm_C_GetObjectSize;                             \
+		(l).C_GetAttributeValue = pg_tm_C_GetAttributeValue;                     \
+		(l).C_FindObjectsInit = pg_tm_C_FindObjectsInit;                         \
+		(l).C_FindObjects = pg_tm_C_FindObjects;                                 \
+		(l).C_FindObjectsFinal = pg_tm_C_FindObjectsFinal;                       \
 	} while (0)
 
 static pthread_once_t lists_once = PTHREAD_ONCE_INIT;

@@ -4,6 +4,8 @@
  * OpenSSL's trust and reject purposes, X509 CRL), DER certificates and
  * CRLs, and the persistence format. A broken part of a file is reported
  * with its position and skipped; the rest loads.
+ *
+ * PEM text is dropped once decoded: entries view the decoded DER blocks.
  */
 #include "store.h"
 
@@ -17,31 +19,46 @@ const char *const pg_std_purposes[PG_N_PURPOSES] = {
 	"1.3.6.1.5.5.7.3.7", "1.3.6.1.5.5.7.3.8",
 };
 
-static bool
-add_blob(pg_source *src, unsigned char *blob)
+/* Extension OIDs as TLVs: extKeyUsage, subjectKeyIdentifier, and the
+ * reject list of OpenSSL's trust data (1.3.6.1.4.1.3319.6.10.1). */
+static const unsigned char tlv_eku[] = { 0x06, 0x03, 0x55, 0x1d, 0x25 };
+static const unsigned char tlv_ski[] = { 0x06, 0x03, 0x55, 0x1d, 0x0e };
+static const unsigned char tlv_reject[] = { 0x06, 0x0a, 0x2b, 0x06, 0x01, 0x04, 0x01,
+                                            0x99, 0x77, 0x06, 0x0a, 0x01 };
+/* A purpose that means none: an extKeyUsage must name at least one. */
+static const char reserved_purpose[] = "1.3.6.1.4.1.3319.6.10.16";
+
+bool
+pg_source_take(pg_source *src, unsigned char *blob)
 {
 	unsigned char **grown = realloc(src->blobs, (src->n_blobs + 1) * sizeof(*grown));
-	if (grown == NULL)
+
+	if (grown == NULL) {
+		free(blob);
 		return false;
+	}
 	src->blobs = grown;
 	src->blobs[src->n_blobs++] = blob;
 	return true;
 }
 
-static pg_entry *
-add_entry(pg_source *src, int kind)
+pg_entry *
+pg_source_add(pg_source *src, int kind)
 {
-	pg_entry *grown = realloc(src->entries, (src->n_entries + 1) * sizeof(*grown));
-	pg_entry *e;
+	pg_entry *grown, *e;
 
-	if (grown == NULL)
-		return NULL;
-	src->entries = grown;
+	if (src->n_entries == src->cap_entries) {
+		size_t cap = src->cap_entries ? src->cap_entries * 2 : 16;
+		if ((grown = realloc(src->entries, cap * sizeof(*grown))) == NULL)
+			return NULL;
+		src->entries = grown;
+		src->cap_entries = cap;
+	}
 	e = &src->entries[src->n_entries++];
 	memset(e, 0, sizeof(*e));
-	e->kind = kind;
+	e->kind = (uint8_t)kind;
 	e->origin = src->path;
-	e->src_trust = src->src_trust;
+	e->src_trust = (uint8_t)src->src_trust;
 	return e;
 }
 
@@ -58,176 +75,199 @@ add_crl(pg_source *src, const unsigned char *der, size_t len)
 	return true;
 }
 
-static const unsigned char oid_cn[] = { 0x55, 0x04, 0x03 };
-static const unsigned char oid_ou[] = { 0x55, 0x04, 0x0b };
-static const unsigned char oid_o[] = { 0x55, 0x04, 0x0a };
-
-void
-pg_entry_cert_derive(pg_entry *e)
+/* Appends a DER length (X.690 §8.1.3.5, at most 3 bytes here). */
+static void
+add_len(pg_buf *b, size_t len)
 {
-	pg_cert *c = &e->cert;
-
-	pg_sha1(c->der.p, c->der.len, e->sha1);
-	pg_md5(c->der.p, c->der.len, e->md5);
-	pg_sha1(c->spki.p, c->spki.len, e->spki_sha1);
-	e->has_dates = pg_der_time_date(&c->not_before, c->not_before_tag, e->start) &&
-	               pg_der_time_date(&c->not_after, c->not_after_tag, e->end);
-	e->issuer = c->issuer;
-	e->serial = c->serial;
-	if (c->has_bc)
-		e->category = c->is_ca ? 2 : 3;
-	else
-		e->category = c->version == 1 && c->subject.len == c->issuer.len &&
-		              memcmp(c->subject.p, c->issuer.p, c->issuer.len) == 0 ? 2 : 0;
-	/* The label: the alias given with the certificate, else the subject's
-	 * commonName, organizationalUnitName or organizationName. */
-	if (e->label.p == NULL &&
-	    !pg_name_find(&c->subject, oid_cn, sizeof(oid_cn), &e->label) &&
-	    !pg_name_find(&c->subject, oid_ou, sizeof(oid_ou), &e->label) &&
-	    !pg_name_find(&c->subject, oid_o, sizeof(oid_o), &e->label)) {
-		e->label.p = (const unsigned char *)"";
-		e->label.len = 0;
+	if (len < 128) {
+		pg_buf_add_byte(b, (unsigned char)len);
+	} else if (len < 256) {
+		pg_buf_add_byte(b, 0x81);
+		pg_buf_add_byte(b, (unsigned char)len);
+	} else {
+		pg_buf_add_byte(b, 0x82);
+		pg_buf_add_byte(b, (unsigned char)(len >> 8));
+		pg_buf_add_byte(b, (unsigned char)len);
 	}
 }
 
-/* Builds an Extension (RFC 5280 §4.1) holding a SEQUENCE OF OID. */
+static void
+add_tlv(pg_buf *b, unsigned char tag, const void *value, size_t len)
+{
+	pg_buf_add_byte(b, tag);
+	add_len(b, len);
+	pg_buf_add(b, value, len);
+}
+
+/* An Extension (RFC 5280 §4.1): extnID, critical if set, extnValue. */
 static unsigned char *
-build_oid_ext(const unsigned char *ext_oid, size_t ext_oid_len, bool critical,
-              char **oids, size_t n, size_t *out_len)
+build_ext(const unsigned char *oid_tlv, size_t oid_len, bool critical,
+          const pg_buf *inner, size_t *out_len)
 {
-	pg_buf seq, oct, ext;
-	unsigned char tmp[64];
-	char *result;
+	pg_buf body, ext;
 
-	pg_buf_init(&seq);
-	pg_buf_init(&oct);
+	pg_buf_init(&body);
 	pg_buf_init(&ext);
-	for (size_t i = 0; i < n; i++) {
-		size_t l = pg_oid_parse(oids[i], tmp, sizeof(tmp));
-		if (l == 0 || l > 127)
-			continue;
-		pg_buf_add_byte(&seq, 0x06);
-		pg_buf_add_byte(&seq, (unsigned char)l);
-		pg_buf_add(&seq, tmp, l);
-	}
-	/* Lengths here stay under 64 KiB: a few purposes at most. */
-#define ADD_LEN(b, l)                                                       \
-	do {                                                                    \
-		size_t l_ = (l);                                                    \
-		if (l_ < 128)                                                       \
-			pg_buf_add_byte(b, (unsigned char)l_);                          \
-		else if (l_ < 256) {                                                \
-			pg_buf_add_byte(b, 0x81);                                       \
-			pg_buf_add_byte(b, (unsigned char)l_);                          \
-		} else {                                                            \
-			pg_buf_add_byte(b, 0x82);                                       \
-			pg_buf_add_byte(b, (unsigned char)(l_ >> 8));                   \
-			pg_buf_add_byte(b, (unsigned char)l_);                          \
-		}                                                                   \
-	} while (0)
-	pg_buf_add_byte(&oct, 0x30);
-	ADD_LEN(&oct, seq.len);
-	pg_buf_add(&oct, seq.data, seq.len);
-	pg_buf_add_byte(&ext, 0x06);
-	ADD_LEN(&ext, ext_oid_len);
-	pg_buf_add(&ext, ext_oid, ext_oid_len);
+	pg_buf_add(&body, oid_tlv, oid_len);
 	if (critical)
-		pg_buf_add(&ext, "\x01\x01\xff", 3);
-	pg_buf_add_byte(&ext, 0x04);
-	ADD_LEN(&ext, oct.len);
-	pg_buf_add(&ext, oct.data, oct.len);
-	pg_buf_clear(&seq);
+		pg_buf_add(&body, "\x01\x01\xff", 3);
+	add_tlv(&body, 0x04, inner->data, inner->len);
+	add_tlv(&ext, 0x30, body.data, body.len);
+	pg_buf_clear(&body);
+	return (unsigned char *)pg_buf_steal(&ext, out_len);
+}
+
+/* SEQUENCE OF OBJECT IDENTIFIER of dotted purposes (extKeyUsage shape). */
+static void
+oid_sequence(pg_buf *out, char **oids, size_t n, bool skip_in, const pg_oid_list *skip)
+{
+	pg_buf seq;
+	unsigned char tmp[64];
+
 	pg_buf_init(&seq);
-	pg_buf_add_byte(&seq, 0x30);
-	ADD_LEN(&seq, ext.len);
-	pg_buf_add(&seq, ext.data, ext.len);
-#undef ADD_LEN
-	pg_buf_clear(&oct);
-	pg_buf_clear(&ext);
-	result = pg_buf_steal(&seq, out_len);
-	return (unsigned char *)result;
-}
-
-static const unsigned char pg_oid_eku[3] = { 0x55, 0x1d, 0x25 };
-static const unsigned char pg_oid_reject[10] = { 0x2b, 0x06, 0x01, 0x04, 0x01, 0x99, 0x77, 0x06, 0x0a, 0x01 };
-
-/* Reads a SEQUENCE OF OBJECT IDENTIFIER contents into dotted strings. */
-static bool
-read_oid_list(pg_der *seq, char ***out, size_t *n)
-{
-	pg_span oid;
-	char text[128];
-
-	while (pg_der_peek(seq) == 0x06) {
-		char **grown;
-		pg_der_read(seq, 0x06, NULL, &oid);
-		if (!pg_oid_format(&oid, text, sizeof(text)))
-			return false;
-		grown = realloc(*out, (*n + 1) * sizeof(char *));
-		if (grown == NULL)
-			return false;
-		*out = grown;
-		if (((*out)[*n] = strdup(text)) == NULL)
-			return false;
-		(*n)++;
+	for (size_t i = 0; i < n; i++) {
+		size_t l;
+		if (skip_in && pg_oid_list_has(skip, oids[i]))
+			continue;
+		l = pg_oid_parse(oids[i], tmp, sizeof(tmp));
+		if (l > 0 && l < 128)
+			add_tlv(&seq, 0x06, tmp, l);
 	}
-	return pg_der_at_end(seq);
+	add_tlv(out, 0x30, seq.data, seq.len);
+	pg_buf_clear(&seq);
 }
 
-/* The purposes of an EKU or reject Extension value (SEQUENCE OF OID). */
-bool pg_ext_purposes(const pg_span *value, char ***out, size_t *n);
-bool
-pg_ext_purposes(const pg_span *value, char ***out, size_t *n)
+/* A stapled extension for the key of cert, with owned DER. */
+static bool
+staple(pg_source *src, const pg_span *spki, const unsigned char *oid, size_t oid_len,
+       bool critical, const pg_buf *inner)
 {
-	pg_der d, seq;
+	size_t len = 0;
+	unsigned char *der = build_ext(oid, oid_len, critical, inner, &len);
+	pg_entry *e;
+	pg_span value;
 
-	pg_der_init(&d, value->p, value->len);
-	if (!pg_der_enter(&d, 0x30, &seq))
+	if (der == NULL || !pg_source_take(src, der))
 		return false;
-	return read_oid_list(&seq, out, n);
+	if ((e = pg_source_add(src, PG_ENTRY_EXT)) == NULL)
+		return false;
+	e->ext_value.p = der;
+	e->ext_value.len = len;
+	e->ext_oid.p = oid;
+	e->ext_oid.len = oid_len;
+	e->ext_spki = *spki;
+	e->label.p = (const unsigned char *)"";
+	/* The purposes, for extKeyUsage and reject lists. */
+	value.p = inner->data;
+	value.len = inner->len;
+	if (oid == tlv_ski)
+		return true;
+	e->oids_ok = pg_oid_list_parse(&value, &e->ext_oids) > 0;
+	return e->oids_ok;
 }
 
 /*
- * OpenSSL's X509_CERT_AUX after the certificate: SEQUENCE { trust SEQUENCE
- * OF OID OPTIONAL, reject [0] IMPLICIT SEQUENCE OF OID OPTIONAL, alias
+ * OpenSSL's X509_CERT_AUX after a TRUSTED CERTIFICATE: SEQUENCE { trust
+ * SEQUENCE OF OID OPTIONAL, reject [0] SEQUENCE OF OID OPTIONAL, alias
  * UTF8String OPTIONAL, keyid OCTET STRING OPTIONAL, other [1] ... }.
+ *
+ * As p11-kit reads it: the trusted purposes less the rejected ones become
+ * a stapled critical extKeyUsage (with a reserved purpose when none is
+ * left), the rejected ones a stapled reject extension, the keyid a
+ * subjectKeyIdentifier. No trusted purpose left is OpenSSL's way to
+ * write a blocklist entry: the certificate is distrusted.
  */
 static bool
-parse_aux(pg_entry *e, const unsigned char *p, size_t len)
+parse_aux(pg_source *src, size_t index, const unsigned char *p, size_t len, bool *bad)
 {
-	pg_der d, aux, seq;
-	pg_span alias;
+	pg_der d, aux;
+	pg_span alias, keyid, cert_spki = src->entries[index].cert.spki;
+	pg_oid_list trust = { NULL, 0 }, reject = { NULL, 0 };
+	pg_buf inner;
+	bool ok = true, any;
+	size_t n_trust = 0;
+	int r;
 
-	if (len == 0)
-		return true;
+	*bad = false;
 	pg_der_init(&d, p, len);
-	if (!pg_der_enter(&d, 0x30, &aux))
-		return false;
+	if (len > 0 && !pg_der_enter(&d, 0x30, &aux)) {
+		*bad = true;
+		return true;
+	}
+	if (len == 0)
+		pg_der_init(&aux, NULL, 0);
 	if (pg_der_peek(&aux) == 0x30) {
-		pg_der_enter(&aux, 0x30, &seq);
-		e->restricted = true;
-		if (!read_oid_list(&seq, &e->trust_oids, &e->n_trust))
+		pg_span v;
+		pg_der_read(&aux, 0x30, &v, NULL);
+		if ((r = pg_oid_list_parse(&v, &trust)) < 0) {
+			pg_oid_list_clear(&trust);
 			return false;
+		}
+		*bad |= r == 0;
 	}
 	if (pg_der_peek(&aux) == 0xa0) {
-		pg_der_enter(&aux, 0xa0, &seq);
-		if (!read_oid_list(&seq, &e->reject_oids, &e->n_reject))
+		/* [0] IMPLICIT: the OIDs are the contents themselves. */
+		pg_span v;
+		pg_der_read(&aux, 0xa0, NULL, &v);
+		if ((r = pg_oid_list_parse_contents(&v, &reject)) < 0) {
+			pg_oid_list_clear(&trust);
+			pg_oid_list_clear(&reject);
 			return false;
+		}
+		*bad |= r == 0;
 	}
-	if (pg_der_read_optional(&aux, 0x0c, NULL, &alias)) {
-		e->label_owned = (char *)pg_memdup0(alias.p, alias.len);
-		if (e->label_owned == NULL)
-			return false;
+	alias.p = NULL;
+	pg_der_read_optional(&aux, 0x0c, NULL, &alias);
+	keyid.p = NULL;
+	pg_der_read_optional(&aux, 0x04, &keyid, NULL);
+	if (aux.failed)
+		*bad = true;
+	if (*bad)
+		goto out;
+
+	for (size_t i = 0; i < trust.n; i++)
+		n_trust += !pg_oid_list_has(&reject, trust.oids[i]);
+	if (alias.p != NULL) {
+		pg_entry *e = &src->entries[index];
+		if ((e->label_owned = (char *)pg_memdup0(alias.p, alias.len)) == NULL) {
+			ok = false;
+			goto out;
+		}
 		e->label.p = (const unsigned char *)e->label_owned;
 		e->label.len = alias.len;
 	}
-	if (e->restricted)
-		e->eku_ext = build_oid_ext(pg_oid_eku, sizeof(pg_oid_eku), true,
-		                           e->trust_oids, e->n_trust, &e->eku_ext_len);
-	if (e->n_reject)
-		e->rej_ext = build_oid_ext(pg_oid_reject, sizeof(pg_oid_reject), false,
-		                           e->reject_oids, e->n_reject, &e->rej_ext_len);
-	return !aux.failed;
+	src->entries[index].explicit_trust = true;
+	src->entries[index].src_trust = n_trust == 0 ? PG_SRC_DISTRUST :
+	                                src->src_trust == PG_SRC_DISTRUST ? PG_SRC_DISTRUST :
+	                                PG_SRC_ANCHOR;
+
+	pg_buf_init(&inner);
+	if (n_trust > 0) {
+		oid_sequence(&inner, trust.oids, trust.n, true, &reject);
+	} else {
+		char *none = (char *)reserved_purpose;
+		oid_sequence(&inner, &none, 1, false, NULL);
+	}
+	ok = !inner.failed && staple(src, &cert_spki, tlv_eku, sizeof(tlv_eku), true, &inner);
+	pg_buf_clear(&inner);
+	any = ok && reject.n > 0;
+	if (any) {
+		pg_buf_init(&inner);
+		oid_sequence(&inner, reject.oids, reject.n, false, NULL);
+		ok = !inner.failed && staple(src, &cert_spki, tlv_reject, sizeof(tlv_reject), false,
+		                             &inner);
+		pg_buf_clear(&inner);
+	}
+	if (ok && keyid.p != NULL) {
+		pg_buf_init(&inner);
+		pg_buf_add(&inner, keyid.p, keyid.len);
+		ok = !inner.failed && staple(src, &cert_spki, tlv_ski, sizeof(tlv_ski), false, &inner);
+		pg_buf_clear(&inner);
+	}
+out:
+	pg_oid_list_clear(&trust);
+	pg_oid_list_clear(&reject);
+	return ok;
 }
 
 /* A certificate (optionally followed by OpenSSL's aux data) at der. */
@@ -240,36 +280,30 @@ take_cert(pg_source *src, const unsigned char *der, size_t len, bool trusted_for
 	pg_der d;
 	pg_span tlv;
 	pg_entry *e;
+	size_t index, kept = src->n_entries;
+	bool bad = false;
 
 	pg_der_init(&d, der, len);
 	if (!pg_der_read(&d, 0x30, &tlv, NULL)) {
 		pg_message("%s:%zu: not a DER certificate, skipped", src->path, LINE);
 		return true;
 	}
-	e = add_entry(src, PG_ENTRY_CERT);
-	if (e == NULL)
+	if ((e = pg_source_add(src, PG_ENTRY_CERT)) == NULL)
 		return false;
-	if (!pg_cert_parse(tlv.p, tlv.len, &e->cert) ||
-	    (!trusted_form && d.off != len) ||
-	    (trusted_form && !parse_aux(e, der + d.off, len - d.off))) {
-		pg_message("%s:%zu: invalid certificate, skipped", src->path, LINE);
-		free(e->label_owned);
-		for (size_t i = 0; i < e->n_trust; i++)
-			free(e->trust_oids[i]);
-		for (size_t i = 0; i < e->n_reject; i++)
-			free(e->reject_oids[i]);
-		free(e->trust_oids);
-		free(e->reject_oids);
-		free(e->eku_ext);
-		free(e->rej_ext);
-		src->n_entries--;
-		return true;
+	index = src->n_entries - 1;
+	if (!pg_cert_parse(tlv.p, tlv.len, &e->cert) || (!trusted_form && d.off != len)) {
+		bad = true;
+	} else if (trusted_form) {
+		if (!parse_aux(src, index, der + d.off, len - d.off, &bad))
+			return false;
 	}
-	/* A TRUSTED CERTIFICATE trusts (OpenSSL's meaning), unless it sits
-	 * in a blocklist. */
-	if (trusted_form && src->src_trust == PG_SRC_PLAIN)
-		e->src_trust = PG_SRC_ANCHOR;
-	pg_entry_cert_derive(e);
+	if (!bad && !pg_entry_cert_derive(&src->entries[index]))
+		return false;
+	if (bad) {
+		pg_message("%s:%zu: invalid certificate, skipped", src->path, LINE);
+		while (src->n_entries > kept)
+			pg_entry_clear(&src->entries[--src->n_entries]);
+	}
 	return true;
 #undef LINE
 }
@@ -295,15 +329,17 @@ parse_pem(pg_source *src, const unsigned char *data, size_t len)
 
 		if (!cert && !trusted && !crl)
 			continue;
-		if (!pg_base64_decode(b.body.p, b.body.len, &der, &der_len)) {
+		if ((der = malloc(pg_base64_max(b.body.len))) == NULL)
+			return false;
+		der_len = pg_base64_decode_to(b.body.p, b.body.len, der);
+		if (der_len == SIZE_MAX) {
+			free(der);
 			pg_message("%s:%zu: corrupt PEM block (bad base64), skipped", src->path,
 			           pg_pem_line(data, b.begin));
 			continue;
 		}
-		if (!add_blob(src, der)) {
-			free(der);
+		if (!pg_source_take(src, der))
 			return false;
-		}
 		if (crl) {
 			if (!add_crl(src, der, der_len))
 				return false;
@@ -337,38 +373,39 @@ parse_der(pg_source *src, const unsigned char *data, size_t len)
 }
 
 bool
-pg_source_parse(pg_source *src, const unsigned char *data, size_t len)
+pg_source_parse(pg_source *src, unsigned char *data, size_t len)
 {
 	static const char persist[] = "[p11-kit-object-v1]";
+	bool ok = true;
 
 	if (len >= sizeof(persist) - 1 &&
 	    (memcmp(data, persist, sizeof(persist) - 1) == 0 ||
-	     (data[0] == '#' && memmem(data, len, persist, sizeof(persist) - 1) != NULL)))
+	     (data[0] == '#' && memmem(data, len, persist, sizeof(persist) - 1) != NULL))) {
+		/* Values of the persistence format may be views into the text. */
+		src->data = data;
 		return pg_persist_parse(src, data, len);
-	if (pg_pem_detect(data, len))
-		return parse_pem(src, data, len);
-	if (len > 0 && data[0] == 0x30)
+	}
+	if (pg_pem_detect(data, len)) {
+		ok = parse_pem(src, data, len);
+		free(data);
+		return ok;
+	}
+	if (len > 0 && data[0] == 0x30) {
+		/* The certificate or CRL is the file itself. */
+		src->data = data;
 		return parse_der(src, data, len);
+	}
 	if (len > 0)
 		pg_message("%s: no certificate found, skipped", src->path);
+	free(data);
 	return true;
 }
 
 void
 pg_source_clear(pg_source *src)
 {
-	for (size_t i = 0; i < src->n_entries; i++) {
-		pg_entry *e = &src->entries[i];
-		free(e->label_owned);
-		for (size_t j = 0; j < e->n_trust; j++)
-			free(e->trust_oids[j]);
-		for (size_t j = 0; j < e->n_reject; j++)
-			free(e->reject_oids[j]);
-		free(e->trust_oids);
-		free(e->reject_oids);
-		free(e->eku_ext);
-		free(e->rej_ext);
-	}
+	for (size_t i = 0; i < src->n_entries; i++)
+		pg_entry_clear(&src->entries[i]);
 	free(src->entries);
 	for (size_t i = 0; i < src->n_blobs; i++)
 		free(src->blobs[i]);
@@ -376,7 +413,8 @@ pg_source_clear(pg_source *src)
 	free(src->crls);
 	free(src->data);
 	src->entries = NULL;
-	src->n_entries = 0;
+	src->n_entries = src->cap_entries = 0;
+	src->n_sections = 0;
 	src->blobs = NULL;
 	src->n_blobs = 0;
 	src->crls = NULL;

@@ -1,7 +1,7 @@
 /*
  * One token's store: scanning its path, keeping sources whose mtime and
- * size did not change, merging trust ("distrust wins"), applying CRLs,
- * and the object list with its indexes.
+ * size did not change, applying CRLs, deciding trust (trust.c), and the
+ * object list with its indexes.
  */
 #include "store.h"
 
@@ -15,28 +15,14 @@
 #include <time.h>
 #include <unistd.h>
 
-typedef struct {
-	uint64_t hash;
-	uint32_t obj;
-} index_slot;
-
-struct pg_store {
-	char *path;
-	char label[33];
-	bool is_dir;
-	pg_source *sources;
-	size_t n_sources;
-	bool built;
-	pg_entry *revoked;             /* from CRLs, rebuilt with the objects */
-	size_t n_revoked;
-	pg_object *objects;
-	size_t n_objects, cap_objects;
-	index_slot *index;
-	size_t n_index;
-};
-
-/* Pseudo attribute type for the issuer+serial key of the hash index. */
+/* The attributes searches are indexed by (PG_STORE_KEYS of them), each
+ * index built on first use; KEY_ISSUER_SERIAL stands for the pair. */
 #define KEY_ISSUER_SERIAL ((CK_ATTRIBUTE_TYPE)0x7fff0001UL)
+static const CK_ATTRIBUTE_TYPE index_keys[PG_STORE_KEYS] = {
+	KEY_ISSUER_SERIAL, CKA_VALUE, CKA_CERT_SHA1_HASH, CKA_ID, CKA_SUBJECT,
+	CKA_PUBLIC_KEY_INFO, CKA_X_CERTIFICATE_VALUE, CKA_LABEL, CKA_CLASS,
+};
+#define N_KEYS PG_STORE_KEYS
 
 pg_store *
 pg_store_new(const char *path)
@@ -72,16 +58,18 @@ static void
 clear_objects(pg_store *s)
 {
 	for (size_t i = 0; i < s->n_revoked; i++)
-		free(s->revoked[i].label_owned);
+		pg_entry_clear(&s->revoked[i]);
 	free(s->revoked);
 	s->revoked = NULL;
 	s->n_revoked = 0;
 	free(s->objects);
 	s->objects = NULL;
 	s->n_objects = s->cap_objects = 0;
-	free(s->index);
-	s->index = NULL;
-	s->n_index = 0;
+	for (size_t k = 0; k < N_KEYS; k++) {
+		free(s->index[k]);
+		s->index[k] = NULL;
+		s->n_index[k] = 0;
+	}
 }
 
 void
@@ -122,16 +110,16 @@ pg_store_writable(const pg_store *s)
 	return stat(s->path, &st) == 0 && S_ISDIR(st.st_mode) && access(s->path, W_OK) == 0;
 }
 
-size_t
-pg_store_count(const pg_store *s)
+const pg_source *
+pg_store_source_of(const pg_store *s, const pg_entry *e)
 {
-	return s->n_objects;
-}
-
-const pg_object *
-pg_store_object(const pg_store *s, size_t i)
-{
-	return i < s->n_objects ? &s->objects[i] : NULL;
+	for (size_t i = 0; i < s->n_sources; i++) {
+		const pg_source *src = &s->sources[i];
+		uintptr_t first = (uintptr_t)src->entries, at = (uintptr_t)e;
+		if (src->n_entries && at >= first && at < first + src->n_entries * sizeof(*e))
+			return src;
+	}
+	return NULL;
 }
 
 /* ---------------------------------------------------------------------------
@@ -176,17 +164,14 @@ read_file(const char *path, unsigned char **data, size_t *len, struct stat *st)
 	return true;
 }
 
-/* Looks at one file; returns true when something changed. */
+/* Looks at one file (st: its stat); returns true when something changed. */
 static bool
-scan_file(pg_store *s, const char *path, int trust, bool *oom)
+scan_file(pg_store *s, const char *path, struct stat st, int trust, bool *oom)
 {
-	struct stat st;
 	pg_source *src = find_source(s, path), *grown;
 	unsigned char *data;
 	size_t len;
 
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-		return false;
 	if (src != NULL) {
 		src->seen = true;
 		if (src->size == st.st_size && src->mtime.tv_sec == st.st_mtim.tv_sec &&
@@ -216,7 +201,6 @@ scan_file(pg_store *s, const char *path, int trust, bool *oom)
 		src->size = -1;
 		return true;
 	}
-	src->data = data;
 	src->dev = st.st_dev;
 	src->ino = st.st_ino;
 	src->mtime = st.st_mtim;
@@ -244,7 +228,7 @@ scan_dir(pg_store *s, const char *dir, int trust, bool *oom)
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
-		changed |= scan_file(s, path, trust, oom);
+		changed |= scan_file(s, path, st, trust, oom);
 	}
 	closedir(d);
 	return changed;
@@ -260,7 +244,9 @@ scan(pg_store *s, bool *oom)
 	for (size_t i = 0; i < s->n_sources; i++)
 		s->sources[i].seen = false;
 	if (!s->is_dir) {
-		changed |= scan_file(s, s->path, PG_SRC_ANCHOR, oom);
+		struct stat st;
+		if (stat(s->path, &st) == 0 && S_ISREG(st.st_mode))
+			changed |= scan_file(s, s->path, st, PG_SRC_ANCHOR, oom);
 	} else {
 		changed |= scan_dir(s, s->path, PG_SRC_PLAIN, oom);
 		snprintf(sub, sizeof(sub), "%s/anchors", s->path);
@@ -301,106 +287,22 @@ push(pg_store *s, int kind, pg_entry *e, unsigned purpose, unsigned list)
 		s->objects = grown;
 		s->cap_objects = cap;
 	}
-	s->objects[s->n_objects++] = (pg_object){ (uint8_t)kind, (uint8_t)purpose,
-	                                          (uint8_t)list, e };
+	s->objects[s->n_objects++] = (pg_object){ (uint8_t)kind, (uint8_t)list, (uint16_t)purpose,
+	                                          e != NULL && e->n_attrs > 0, e };
 	return true;
 }
 
-static bool
-span_eq(const pg_span *a, const pg_span *b)
-{
-	return a->len == b->len && memcmp(a->p, b->p, a->len) == 0;
-}
-
-static bool
-has_oid(char **list, size_t n, const char *oid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(list[i], oid) == 0)
-			return true;
-	return false;
-}
-
-/* NSS trust values (CKT_NSS_*) for the 7 key usages and 8 purposes. */
-static void
-nss_values(pg_entry *e)
-{
-	for (int i = 0; i < 15; i++) {
-		CK_ULONG v;
-		if (e->distrusted)
-			v = CKT_NSS_NOT_TRUSTED;
-		else if (i < 7) {
-			/* Key usages: an anchor delegates those its keyUsage allows. */
-			v = !e->anchored ? CKT_NSS_TRUST_UNKNOWN :
-			    !e->cert.has_ku || (e->cert.ku & (1u << i)) ? CKT_NSS_TRUSTED_DELEGATOR :
-			    CKT_NSS_TRUST_UNKNOWN;
-		} else {
-			const char *oid = pg_std_purposes[i - 7];
-			if (has_oid(e->reject_oids, e->n_reject, oid))
-				v = CKT_NSS_NOT_TRUSTED;
-			else if (!e->anchored)
-				v = CKT_NSS_TRUST_UNKNOWN;
-			else if (e->restricted && !has_oid(e->trust_oids, e->n_trust, oid))
-				v = CKT_NSS_TRUST_UNKNOWN;
-			else
-				v = CKT_NSS_TRUSTED_DELEGATOR;
-		}
-		e->nss[i] = v;
-	}
-}
-
-static bool
-revoked_by(const pg_store *s, const pg_entry *e)
-{
-	for (size_t i = 0; i < s->n_revoked; i++)
-		if (span_eq(&s->revoked[i].issuer, &e->issuer) &&
-		    span_eq(&s->revoked[i].serial, &e->serial))
-			return true;
-	return false;
-}
-
-static int
-cmp_entry_ptr(const void *a, const void *b)
-{
-	const pg_entry *x = *(pg_entry *const *)a, *y = *(pg_entry *const *)b;
-	int c = memcmp(x->sha1, y->sha1, 20);
-	return c ? c : (x < y ? -1 : x > y);
-}
-
-/* Collects every certificate entry; sorted by SHA-1 for merging. */
-static pg_entry **
-all_certs(pg_store *s, size_t *n)
-{
-	pg_entry **list = NULL;
-	size_t count = 0, k = 0;
-
-	for (size_t i = 0; i < s->n_sources; i++)
-		for (size_t j = 0; j < s->sources[i].n_entries; j++)
-			count += s->sources[i].entries[j].kind == PG_ENTRY_CERT;
-	list = malloc((count ? count : 1) * sizeof(*list));
-	if (list == NULL)
-		return NULL;
-	for (size_t i = 0; i < s->n_sources; i++)
-		for (size_t j = 0; j < s->sources[i].n_entries; j++)
-			if (s->sources[i].entries[j].kind == PG_ENTRY_CERT)
-				list[k++] = &s->sources[i].entries[j];
-	*n = count;
-	return list;
-}
-
-static bool
+static pg_entry *
 add_revoked(pg_store *s, const pg_span *issuer, const pg_span *serial, const char *origin)
 {
 	pg_entry *grown, *e;
 
-	for (size_t i = 0; i < s->n_revoked; i++)
-		if (s->revoked[i].kind == PG_ENTRY_REVOKED &&
-		    span_eq(&s->revoked[i].issuer, issuer) && span_eq(&s->revoked[i].serial, serial))
-			return true;
-	grown = realloc(s->revoked, (s->n_revoked + 1) * sizeof(*grown));
-	if (grown == NULL)
-		return false;
-	s->revoked = grown;
+	if (s->n_revoked % 16 == 0) {
+		grown = realloc(s->revoked, (s->n_revoked + 16) * sizeof(*grown));
+		if (grown == NULL)
+			return NULL;
+		s->revoked = grown;
+	}
 	e = &s->revoked[s->n_revoked++];
 	memset(e, 0, sizeof(*e));
 	e->kind = PG_ENTRY_REVOKED;
@@ -411,244 +313,255 @@ add_revoked(pg_store *s, const pg_span *issuer, const pg_span *serial, const cha
 	e->src_trust = PG_SRC_DISTRUST;
 	e->label.p = (const unsigned char *)"Revoked certificate";
 	e->label.len = 19;
-	return true;
+	return e;
 }
 
 static bool
 add_crl_entry(pg_store *s, const pg_span *der, const pg_span *issuer, const char *origin)
 {
-	pg_entry *grown = realloc(s->revoked, (s->n_revoked + 1) * sizeof(*grown)), *e;
+	pg_entry *e = add_revoked(s, issuer, issuer, origin);
 
-	if (grown == NULL)
+	if (e == NULL)
 		return false;
-	s->revoked = grown;
-	e = &s->revoked[s->n_revoked++];
-	memset(e, 0, sizeof(*e));
 	e->kind = PG_ENTRY_CRL;
-	e->origin = origin;
-	e->issuer = *issuer;
+	e->distrusted = false;
+	e->serial.p = NULL;
+	e->serial.len = 0;
 	e->ext_value = *der;
 	e->label.p = (const unsigned char *)"Certificate Revocation List";
 	e->label.len = 27;
 	return true;
 }
 
+/* Verified CRLs become revocations (issuer + serial) and CRL objects. */
 static bool
 apply_crls(pg_store *s, pg_entry **certs, size_t n_certs)
 {
 	const pg_cert **list = malloc((n_certs ? n_certs : 1) * sizeof(*list));
 	long long now = (long long)time(NULL);
+	bool ok = true;
 
 	if (list == NULL)
 		return false;
 	for (size_t i = 0; i < n_certs; i++)
 		list[i] = &certs[i]->cert;
-	for (size_t i = 0; i < s->n_sources; i++) {
+	for (size_t i = 0; i < s->n_sources && ok; i++) {
 		pg_source *src = &s->sources[i];
-		for (size_t j = 0; j < src->n_entries; j++)
-			if (src->entries[j].kind == PG_ENTRY_REVOKED &&
-			    !add_revoked(s, &src->entries[j].issuer, &src->entries[j].serial, src->path))
-				goto oom;
-		for (size_t j = 0; j < src->n_crls; j++) {
+		for (size_t j = 0; j < src->n_crls && ok; j++) {
 			pg_crl_info info;
 			const char *why = NULL;
 			if (!pg_crl_check(&src->crls[j], list, n_certs, now, &info, &why)) {
 				pg_message("%s: CRL ignored: %s", src->path, why);
 				continue;
 			}
-			if (!add_crl_entry(s, &src->crls[j], &info.issuer, src->path)) {
-				pg_crl_info_clear(&info);
-				goto oom;
-			}
-			for (size_t k = 0; k < info.n_serials; k++)
-				if (!add_revoked(s, &info.issuer, &info.serials[k], src->path)) {
-					pg_crl_info_clear(&info);
-					goto oom;
-				}
+			ok = add_crl_entry(s, &src->crls[j], &info.issuer, src->path);
+			for (size_t k = 0; k < info.n_serials && ok; k++)
+				ok = add_revoked(s, &info.issuer, &info.serials[k], src->path) != NULL;
 			pg_crl_info_clear(&info);
 		}
 	}
 	free(list);
-	return true;
-oom:
-	free(list);
-	return false;
+	return ok;
 }
 
-/* Merges the copies of each certificate: distrust wins over anchoring. */
+/* Arrays of entry pointers for pg_trust_compute. */
+typedef struct {
+	pg_entry **p;
+	size_t n, cap;
+	bool failed;
+} entry_list;
+
 static void
-merge_trust(pg_store *s, pg_entry **certs, size_t n)
+list_add(entry_list *l, pg_entry *e)
 {
-	qsort(certs, n, sizeof(*certs), cmp_entry_ptr);
-	for (size_t i = 0; i < n;) {
-		size_t j = i;
-		bool anchor = false, distrust = false;
-		while (j < n && memcmp(certs[j]->sha1, certs[i]->sha1, 20) == 0) {
-			anchor |= certs[j]->src_trust == PG_SRC_ANCHOR;
-			distrust |= certs[j]->src_trust == PG_SRC_DISTRUST || revoked_by(s, certs[j]);
-			j++;
+	if (l->failed)
+		return;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? l->cap * 2 : 64;
+		pg_entry **grown = realloc(l->p, cap * sizeof(*grown));
+		if (grown == NULL) {
+			l->failed = true;
+			return;
 		}
-		for (size_t k = i; k < j; k++) {
-			/* Each copy keeps its own anchoring; distrust reaches all. */
-			certs[k]->distrusted = distrust;
-			certs[k]->trusted = certs[k]->src_trust == PG_SRC_ANCHOR && !distrust;
-			certs[k]->anchored = anchor && !distrust;
-			certs[k]->primary = false;
-			nss_values(certs[k]);
-		}
-		i = j;
+		l->p = grown;
+		l->cap = cap;
 	}
+	l->p[l->n++] = e;
 }
 
-/* The first copy in load order carries the NSS trust object and assertions. */
-static void
-mark_primaries(pg_store *s, pg_entry **sorted, size_t n)
+/* A stored certificate object without a value that distrusts a key. */
+static bool
+distrusted_key(const pg_entry *e, pg_span *key)
 {
-	for (size_t i = 0; i < s->n_sources; i++)
-		for (size_t j = 0; j < s->sources[i].n_entries; j++) {
-			pg_entry *e = &s->sources[i].entries[j], key, *kp = &key, **hit;
-			if (e->kind != PG_ENTRY_CERT)
-				continue;
-			memcpy(key.sha1, e->sha1, 20);
-			/* Find the run of equal certificates; mark e if none is yet. */
-			hit = bsearch(&kp, sorted, n, sizeof(*sorted), cmp_entry_ptr);
-			(void)hit;
-			{
-				bool taken = false;
-				size_t lo = 0, hi = n;
-				while (lo < hi) {
-					size_t mid = (lo + hi) / 2;
-					if (memcmp(sorted[mid]->sha1, e->sha1, 20) < 0)
-						lo = mid + 1;
-					else
-						hi = mid;
-				}
-				for (size_t k = lo; k < n && memcmp(sorted[k]->sha1, e->sha1, 20) == 0; k++)
-					taken |= sorted[k]->primary;
-				if (!taken)
-					e->primary = true;
-			}
-		}
+	const pg_attr *d = pg_entry_attr(e, CKA_X_DISTRUSTED), *k = pg_entry_attr(e, CKA_PUBLIC_KEY_INFO);
+
+	if (e->klass != CKO_CERTIFICATE || d == NULL || d->len != 1 || !d->value[0] ||
+	    k == NULL || k->len == 0)
+		return false;
+	key->p = k->value;
+	key->len = k->len;
+	return true;
 }
 
 static bool
-push_entry_objects(pg_store *s, pg_entry *e)
+decide(pg_store *s)
+{
+	entry_list certs = { 0 }, exts = { 0 }, revoked = { 0 };
+	pg_span *keys = NULL;
+	size_t n_keys = 0;
+	pg_trust_input in;
+	bool ok;
+
+	for (size_t i = 0; i < s->n_sources; i++)
+		for (size_t j = 0; j < s->sources[i].n_entries; j++) {
+			pg_entry *e = &s->sources[i].entries[j];
+			if (e->kind == PG_ENTRY_CERT)
+				list_add(&certs, e);
+			else if (e->kind == PG_ENTRY_EXT)
+				list_add(&exts, e);
+		}
+	ok = !certs.failed && apply_crls(s, certs.p, certs.n);
+	/* Keys distrusted: of blocklisted certificates (as p11-kit's extract
+	 * does) and of stored distrusted keys. */
+	keys = malloc((certs.n + 1) * sizeof(*keys));
+	for (size_t i = 0; ok && keys && i < certs.n; i++)
+		if (certs.p[i]->src_trust == PG_SRC_DISTRUST)
+			keys[n_keys++] = certs.p[i]->cert.spki;
+	for (size_t i = 0; ok && keys && i < s->n_sources; i++)
+		for (size_t j = 0; j < s->sources[i].n_entries; j++) {
+			pg_entry *e = &s->sources[i].entries[j];
+			pg_span key, *grown;
+			if (e->kind == PG_ENTRY_REVOKED)
+				list_add(&revoked, e);
+			if (e->kind != PG_ENTRY_STORED || !distrusted_key(e, &key))
+				continue;
+			if ((grown = realloc(keys, (n_keys + certs.n + 1) * sizeof(*keys))) == NULL) {
+				ok = false;
+				break;
+			}
+			keys = grown;
+			keys[n_keys++] = key;
+		}
+	for (size_t i = 0; i < s->n_revoked; i++)
+		if (s->revoked[i].kind == PG_ENTRY_REVOKED)
+			list_add(&revoked, &s->revoked[i]);
+	ok = ok && keys && !exts.failed && !revoked.failed;
+	if (ok) {
+		in = (pg_trust_input){ certs.p, certs.n, exts.p, exts.n, revoked.p, revoked.n,
+		                       keys, n_keys };
+		ok = pg_trust_compute(&in);
+	}
+	free(certs.p);
+	free(exts.p);
+	free(revoked.p);
+	free(keys);
+	return ok;
+}
+
+static bool
+span_eq(const pg_span *a, const pg_attr *b)
+{
+	return b && a->len == b->len && memcmp(a->p, b->value, a->len) == 0;
+}
+
+/* A stored NSS trust object for this certificate replaces ours (as with
+ * p11-kit, one matching issuer, serial and any SHA-1 given). */
+static void
+mark_stored_nss(pg_store *s)
+{
+	for (size_t i = 0; i < s->n_sources; i++)
+		for (size_t j = 0; j < s->sources[i].n_entries; j++) {
+			pg_entry *t = &s->sources[i].entries[j];
+			const pg_attr *sha1;
+			if (t->kind != PG_ENTRY_STORED || t->klass != CKO_NSS_TRUST)
+				continue;
+			sha1 = pg_entry_attr(t, CKA_CERT_SHA1_HASH);
+			for (size_t k = 0; k < s->n_sources; k++)
+				for (size_t l = 0; l < s->sources[k].n_entries; l++) {
+					pg_entry *e = &s->sources[k].entries[l];
+					if (e->kind != PG_ENTRY_CERT || !e->primary ||
+					    !span_eq(&e->issuer, pg_entry_attr(t, CKA_ISSUER)) ||
+					    !span_eq(&e->serial, pg_entry_attr(t, CKA_SERIAL_NUMBER)))
+						continue;
+					if (sha1 == NULL ||
+					    (sha1->len == PG_SHA1_LEN && memcmp(sha1->value, pg_entry_sha1(e), PG_SHA1_LEN) == 0))
+						e->own_nss = true;
+				}
+		}
+}
+
+/* A certificate, and for its first copy its NSS trust and assertions
+ * (p11-kit's rules: rejected purposes, then all if distrusted, then the
+ * anchored purposes of a trusted authority). */
+static bool
+push_cert_objects(pg_store *s, pg_entry *e)
 {
 	bool ok = push(s, PG_OBJ_CERT, e, 0, 0);
 
-	if (e->eku_ext)
-		ok = ok && push(s, PG_OBJ_EXT, e, 0, 1);
-	if (e->rej_ext)
-		ok = ok && push(s, PG_OBJ_EXT, e, 0, 2);
 	if (!e->primary)
 		return ok;
-	ok = ok && push(s, PG_OBJ_NSS_TRUST, e, 0, 0);
-	if (e->distrusted) {
+	if (!e->own_nss)
+		ok = ok && push(s, PG_OBJ_NSS_TRUST, e, 0, 0);
+	for (size_t p = 0; e->rejects && p < e->rejects->n && p < 65536; p++)
+		ok = ok && push(s, PG_OBJ_DISTRUSTED, e, (unsigned)p, PG_LIST_REJECTS);
+	if (e->distrusted)
 		for (unsigned p = 0; p < PG_N_PURPOSES; p++)
-			ok = ok && push(s, PG_OBJ_DISTRUSTED, e, p, 0);
-		return ok;
-	}
-	if (e->anchored) {
-		if (e->restricted)
-			for (size_t p = 0; p < e->n_trust && p < 256; p++)
-				ok = ok && push(s, PG_OBJ_ANCHORED, e, (unsigned)p, 1);
+			ok = ok && push(s, PG_OBJ_DISTRUSTED, e, p, PG_LIST_STD);
+	if (e->anchored && e->authority) {
+		if (e->purposes)
+			for (size_t p = 0; p < e->purposes->n && p < 65536; p++)
+				ok = ok && push(s, PG_OBJ_ANCHORED, e, (unsigned)p, PG_LIST_PURPOSES);
 		else
 			for (unsigned p = 0; p < PG_N_PURPOSES; p++)
-				ok = ok && push(s, PG_OBJ_ANCHORED, e, p, 0);
+				ok = ok && push(s, PG_OBJ_ANCHORED, e, p, PG_LIST_STD);
 	}
-	for (size_t p = 0; p < e->n_reject && p < 256; p++)
-		ok = ok && push(s, PG_OBJ_DISTRUSTED, e, (unsigned)p, 2);
+	return ok;
+}
+
+static bool
+push_revoked_objects(pg_store *s, pg_entry *e)
+{
+	bool ok = push(s, PG_OBJ_REV_CERT, e, 0, 0) && push(s, PG_OBJ_REV_NSS, e, 0, 0);
+
+	for (unsigned p = 0; p < PG_N_PURPOSES && ok; p++)
+		ok = push(s, PG_OBJ_REV_ASSERT, e, p, PG_LIST_STD);
 	return ok;
 }
 
 static bool
 build(pg_store *s)
 {
-	size_t n_certs = 0;
-	pg_entry **certs;
-	bool ok = true;
+	bool ok;
 
 	clear_objects(s);
-	certs = all_certs(s, &n_certs);
-	if (certs == NULL || !apply_crls(s, certs, n_certs)) {
-		free(certs);
+	if (!decide(s))
 		return false;
-	}
-	merge_trust(s, certs, n_certs);
-	mark_primaries(s, certs, n_certs);
-	free(certs);
+	mark_stored_nss(s);
+	ok = true;
 	for (size_t i = 0; i < s->n_sources && ok; i++)
 		for (size_t j = 0; j < s->sources[i].n_entries && ok; j++) {
 			pg_entry *e = &s->sources[i].entries[j];
-			if (e->kind == PG_ENTRY_CERT)
-				ok = push_entry_objects(s, e);
-			else if (e->kind == PG_ENTRY_EXT)
+			switch (e->kind) {
+			case PG_ENTRY_CERT:
+				ok = push_cert_objects(s, e);
+				break;
+			case PG_ENTRY_EXT:
 				ok = push(s, PG_OBJ_EXT, e, 0, 0);
+				break;
+			case PG_ENTRY_REVOKED:
+				ok = push_revoked_objects(s, e);
+				break;
+			case PG_ENTRY_STORED:
+				ok = push(s, PG_OBJ_STORED, e, 0, 0);
+				break;
+			default:
+				break;
+			}
 		}
-	for (size_t i = 0; i < s->n_revoked && ok; i++) {
-		if (s->revoked[i].kind == PG_ENTRY_CRL) {
-			ok = push(s, PG_OBJ_CRL, &s->revoked[i], 0, 0);
-			continue;
-		}
-		ok = push(s, PG_OBJ_REV_CERT, &s->revoked[i], 0, 0) &&
-		     push(s, PG_OBJ_REV_NSS, &s->revoked[i], 0, 0);
-		for (unsigned p = 0; p < PG_N_PURPOSES && ok; p++)
-			ok = push(s, PG_OBJ_REV_ASSERT, &s->revoked[i], p, 0);
-	}
-	ok = ok && push(s, PG_OBJ_ROOT_LIST, NULL, 0, 0);
-	return ok;
-}
-
-/* ---------------------------------------------------------------------------
- * The hash index
- */
-
-static uint64_t
-hash_key(CK_ATTRIBUTE_TYPE type, const void *v1, size_t l1, const void *v2, size_t l2)
-{
-	uint64_t h = 1469598103934665603ULL ^ type;
-	const unsigned char *p = v1;
-
-	for (size_t i = 0; i < l1; i++)
-		h = (h ^ p[i]) * 1099511628211ULL;
-	p = v2;
-	for (size_t i = 0; i < l2; i++)
-		h = (h ^ p[i]) * 1099511628211ULL;
-	return h;
-}
-
-static const CK_ATTRIBUTE_TYPE indexed[] = {
-	CKA_CLASS, CKA_ID, CKA_SUBJECT, CKA_VALUE, CKA_CERT_SHA1_HASH, CKA_LABEL,
-};
-
-static int
-cmp_slot(const void *a, const void *b)
-{
-	const index_slot *x = a, *y = b;
-	return x->hash < y->hash ? -1 : x->hash > y->hash ? 1 : (x->obj > y->obj) - (x->obj < y->obj);
-}
-
-static bool
-build_index(pg_store *s)
-{
-	size_t cap = s->n_objects * (PG_N_ELEMENTS(indexed) + 1), n = 0;
-
-	s->index = malloc((cap ? cap : 1) * sizeof(*s->index));
-	if (s->index == NULL)
-		return false;
-	for (size_t i = 0; i < s->n_objects; i++) {
-		const void *v, *v2;
-		CK_ULONG l, l2;
-		for (size_t k = 0; k < PG_N_ELEMENTS(indexed); k++)
-			if (pg_object_attr(s, &s->objects[i], indexed[k], &v, &l))
-				s->index[n++] = (index_slot){ hash_key(indexed[k], v, l, NULL, 0), (uint32_t)i };
-		if (pg_object_attr(s, &s->objects[i], CKA_ISSUER, &v, &l) &&
-		    pg_object_attr(s, &s->objects[i], CKA_SERIAL_NUMBER, &v2, &l2))
-			s->index[n++] = (index_slot){ hash_key(KEY_ISSUER_SERIAL, v, l, v2, l2), (uint32_t)i };
-	}
-	qsort(s->index, n, sizeof(*s->index), cmp_slot);
-	s->n_index = n;
-	return true;
+	for (size_t i = 0; i < s->n_revoked && ok; i++)
+		ok = s->revoked[i].kind == PG_ENTRY_CRL ? push(s, PG_OBJ_CRL, &s->revoked[i], 0, 0)
+		                                        : push_revoked_objects(s, &s->revoked[i]);
+	return ok && push(s, PG_OBJ_ROOT_LIST, NULL, 0, 0);
 }
 
 bool
@@ -658,7 +571,7 @@ pg_store_refresh(pg_store *s)
 
 	if (!changed && s->built)
 		return false;
-	s->built = build(s) && build_index(s) && !oom;
+	s->built = build(s) && !oom;
 	if (!s->built) {
 		pg_message("%s: out of memory while loading", s->path);
 		clear_objects(s);
@@ -666,14 +579,77 @@ pg_store_refresh(pg_store *s)
 	return true;
 }
 
+/* ---------------------------------------------------------------------------
+ * Indexes: per key, (hash of value, object) sorted by hash.
+ */
+
+static uint64_t
+hash_bytes(uint64_t h, const void *v, size_t len)
+{
+	const unsigned char *p = v;
+
+	/* FNV-1a (64-bit). */
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return h;
+}
+
 static bool
-matches(const pg_store *s, const pg_object *o, const CK_ATTRIBUTE *t, CK_ULONG n)
+key_hash(pg_object *o, CK_ATTRIBUTE_TYPE key, uint64_t *h)
+{
+	const void *v, *v2;
+	CK_ULONG l, l2;
+
+	*h = 1469598103934665603ULL ^ key;
+	if (key == KEY_ISSUER_SERIAL) {
+		if (!pg_object_attr(o, CKA_ISSUER, &v, &l) ||
+		    !pg_object_attr(o, CKA_SERIAL_NUMBER, &v2, &l2))
+			return false;
+		*h = hash_bytes(hash_bytes(*h, v, l), v2, l2);
+		return true;
+	}
+	if (!pg_object_attr(o, key, &v, &l))
+		return false;
+	*h = hash_bytes(*h, v, l);
+	return true;
+}
+
+static int
+cmp_slot(const void *a, const void *b)
+{
+	const pg_index_slot *x = a, *y = b;
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return (x->obj > y->obj) - (x->obj < y->obj);
+}
+
+static bool
+build_index(pg_store *s, size_t k)
+{
+	pg_index_slot *idx = malloc((s->n_objects ? s->n_objects : 1) * sizeof(*idx));
+	size_t n = 0;
+
+	if (idx == NULL)
+		return false;
+	for (size_t i = 0; i < s->n_objects; i++) {
+		uint64_t h;
+		if (key_hash(&s->objects[i], index_keys[k], &h))
+			idx[n++] = (pg_index_slot){ h, (uint32_t)i };
+	}
+	qsort(idx, n, sizeof(*idx), cmp_slot);
+	s->index[k] = idx;
+	s->n_index[k] = n;
+	return true;
+}
+
+static bool
+matches(pg_object *o, const CK_ATTRIBUTE *t, CK_ULONG n)
 {
 	for (CK_ULONG i = 0; i < n; i++) {
 		const void *v;
 		CK_ULONG l;
-		if (!pg_object_attr(s, o, t[i].type, &v, &l) || l != t[i].ulValueLen ||
-		    (l && memcmp(v, t[i].pValue, l) != 0))
+		if (!pg_object_attr(o, t[i].type, &v, &l) || l != t[i].ulValueLen ||
+		    (l && (t[i].pValue == NULL || memcmp(v, t[i].pValue, l) != 0)))
 			return false;
 	}
 	return true;
@@ -683,56 +659,67 @@ static const CK_ATTRIBUTE *
 tmpl_get(const CK_ATTRIBUTE *t, CK_ULONG n, CK_ATTRIBUTE_TYPE type)
 {
 	for (CK_ULONG i = 0; i < n; i++)
-		if (t[i].type == type && t[i].pValue != NULL)
+		if (t[i].type == type && (t[i].pValue != NULL || t[i].ulValueLen == 0))
 			return &t[i];
 	return NULL;
 }
 
-bool
-pg_store_find(const pg_store *s, const CK_ATTRIBUTE *t, CK_ULONG n, size_t **out, size_t *n_out)
+/* The index to search by and the hash of the template's key; false when
+ * the template names no indexed attribute. */
+static bool
+pick_key(const CK_ATTRIBUTE *t, CK_ULONG n, size_t *k, uint64_t *h)
 {
-	const CK_ATTRIBUTE *a = tmpl_get(t, n, CKA_ISSUER), *b = tmpl_get(t, n, CKA_SERIAL_NUMBER);
-	uint64_t h = 0;
-	bool use_index = false;
-	size_t lo = 0, hi = s->n_objects;
-
-	if (a && b) {
-		h = hash_key(KEY_ISSUER_SERIAL, a->pValue, a->ulValueLen, b->pValue, b->ulValueLen);
-		use_index = true;
-	} else {
-		static const CK_ATTRIBUTE_TYPE order[] = {
-			CKA_VALUE, CKA_CERT_SHA1_HASH, CKA_ID, CKA_SUBJECT, CKA_LABEL, CKA_CLASS,
-		};
-		for (size_t k = 0; k < PG_N_ELEMENTS(order) && !use_index; k++)
-			if ((a = tmpl_get(t, n, order[k])) != NULL) {
-				h = hash_key(order[k], a->pValue, a->ulValueLen, NULL, 0);
-				use_index = true;
-			}
+	for (size_t i = 0; i < N_KEYS; i++) {
+		const CK_ATTRIBUTE *a, *b;
+		*h = 1469598103934665603ULL ^ index_keys[i];
+		if (index_keys[i] == KEY_ISSUER_SERIAL) {
+			if ((a = tmpl_get(t, n, CKA_ISSUER)) == NULL ||
+			    (b = tmpl_get(t, n, CKA_SERIAL_NUMBER)) == NULL)
+				continue;
+			*h = hash_bytes(hash_bytes(*h, a->pValue, a->ulValueLen), b->pValue, b->ulValueLen);
+		} else if ((a = tmpl_get(t, n, index_keys[i])) != NULL) {
+			*h = hash_bytes(*h, a->pValue, a->ulValueLen);
+		} else {
+			continue;
+		}
+		*k = i;
+		return true;
 	}
+	return false;
+}
+
+bool
+pg_store_find(pg_store *s, const CK_ATTRIBUTE *t, CK_ULONG n, size_t **out, size_t *n_out)
+{
+	size_t lo = 0, hi = s->n_objects, k = 0, *grown;
+	uint64_t h = 0;
+	bool use_index = pick_key(t, n, &k, &h);
+
 	if (use_index) {
-		/* Binary search for the first slot with this hash. */
-		size_t l = 0, r = s->n_index;
+		const pg_index_slot *idx;
+		size_t l = 0, r;
+		if (s->index[k] == NULL && !build_index(s, k))
+			return false;
+		idx = s->index[k];
+		r = s->n_index[k];
 		while (l < r) {
 			size_t m = (l + r) / 2;
-			if (s->index[m].hash < h)
+			if (idx[m].hash < h)
 				l = m + 1;
 			else
 				r = m;
 		}
-		lo = l;
-		hi = l;
-		while (hi < s->n_index && s->index[hi].hash == h)
+		lo = hi = l;
+		while (hi < s->n_index[k] && idx[hi].hash == h)
 			hi++;
 	}
+	if ((grown = realloc(*out, (*n_out + (hi - lo) + 1) * sizeof(size_t))) == NULL)
+		return false;
+	*out = grown;
 	for (size_t i = lo; i < hi; i++) {
-		size_t idx = use_index ? s->index[i].obj : i;
-		if (matches(s, &s->objects[idx], t, n)) {
-			size_t *grown = realloc(*out, (*n_out + 1) * sizeof(size_t));
-			if (grown == NULL)
-				return false;
-			*out = grown;
-			(*out)[(*n_out)++] = idx;
-		}
+		size_t obj = use_index ? s->index[k][i].obj : i;
+		if (n == 0 || matches(&s->objects[obj], t, n))
+			(*out)[(*n_out)++] = obj;
 	}
 	return true;
 }
