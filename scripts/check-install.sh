@@ -11,6 +11,7 @@ for f in \
 	"usr/lib/$arch/libp11glue.so.0" \
 	"usr/lib/$arch/libp11glue.so" \
 	"usr/lib/$arch/pkgconfig/p11glue.pc" \
+	"usr/lib/$arch/pkcs11/p11glue-trust.so" \
 	usr/include/p11glue/p11glue.h \
 	usr/include/p11glue/pkcs11.h \
 	usr/include/p11glue/pkcs11x.h \

@@ -14,7 +14,8 @@ packages=(
 	softhsm2 opensc p11-kit p11-kit-modules libnss3-tools openssh-client valgrind
 	# store: build dependencies and real clients
 	libssl-dev libsqlite3-dev opensc
-	# trust
+	# trust: p11-kit for differential tests, real consumers, libcrypto
+	openssl gnutls-bin ca-certificates openjdk-17-jdk-headless
 	# remote
 )
 

@@ -80,6 +80,22 @@ step "the key, found by URI (p11glue list-objects --login)" \
 step "the proxy module's slots, as pkcs11-tool sees them" pkcs11-tool --module "$proxy" -L
 step "ssh reads the public key through the proxy (ssh-keygen -D)" ssh-keygen -D "$proxy"
 
+# Trust: the system's anchors through p11glue-trust.so, and a bundle
+# extracted from them that openssl verify uses.
+printf 'module: %s\ntrust-policy: yes\n' "$(realpath "$build/src/trust/p11glue-trust.so")" \
+	>"$P11GLUE_CONFIG/modules/p11glue-trust.module"
+rm -f "$P11GLUE_CONFIG/modules/p11-kit-trust.module"
+step "the system's trust anchors through p11glue-trust.so (first 3)" \
+	sh -c "'$p11glue' trust list --filter=ca-anchors | head -n 15"
+step "how many anchors, blocklisted and other certificates" \
+	sh -c "echo anchors: \$('$p11glue' trust list --filter=ca-anchors | grep -c 'trust: anchor'); \
+	       echo blocklisted: \$('$p11glue' trust list --filter=blocklist | grep -c 'trust: distrusted')"
+step "a PEM bundle of the anchors extracted for OpenSSL" \
+	"$p11glue" trust extract --format=pem-bundle --filter=ca-anchors "$work/anchors.pem"
+first=$(awk '/BEGIN CERT/{p=1} p{print} /END CERT/{exit}' "$work/anchors.pem" >"$work/first.pem"; echo "$work/first.pem")
+step "openssl verify uses the extracted bundle (a root checks against it)" \
+	openssl verify -CAfile "$work/anchors.pem" "$first"
+
 if [ "$failed" -ne 0 ]; then
 	echo "main job: $failed of $step steps failed"
 	exit 1

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "tool.h"
+#include "trust.h"
 
 #include <p11glue/p11glue.h>
 
@@ -22,6 +23,7 @@ static const pg_command commands[] = {
 	{ "print-config", "Print the registry configuration as this program sees it",
 	  pg_cmd_print_config },
 	{ "uri", "Parse, check and build PKCS#11 URIs (RFC 7512)", pg_cmd_uri },
+	{ "trust", "Trust anchors, distrust and CRLs (p11-kit's trust command)", pg_cmd_trust },
 };
 
 static void
@@ -50,6 +52,12 @@ main(int argc, char **argv)
 	};
 	int opt;
 
+	/* Installed as `trust`: p11-kit's command line. */
+	{
+		const char *base = strrchr(argv[0], '/');
+		if (strcmp(base ? base + 1 : argv[0], "trust") == 0)
+			return pg_cmd_trust(argc, argv);
+	}
 	/* '+': stop at the command name; its options are its own. */
 	pg_tool_getopt_reset();
 	while ((opt = getopt_long(argc, argv, "+:hV", options, NULL)) != -1) {

@@ -1,0 +1,439 @@
+#define _GNU_SOURCE
+/*
+ * trust extract: the bundle and directory formats p11-kit writes, byte
+ * for byte, plus CRLs (openssl-directory with .r0 links, crl-bundle).
+ * Files are written 0444 and directories 0555, as p11-kit does.
+ */
+#include "config.h"
+
+#include "trust.h"
+#include "store.h"
+
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct {
+	const pg_trust_set *set;
+	int filter;
+	const p11glue_uri *uri;
+	const char *purpose;
+	const char *dest;
+	bool overwrite, comment;
+} job;
+
+static bool
+write_file(const char *path, const void *data, size_t len, bool overwrite)
+{
+	int fd;
+
+	if (overwrite)
+		unlink(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+	if (fd < 0) {
+		pg_tool_error("couldn't create file: %s: %s", path, strerror(errno));
+		return false;
+	}
+	if (len && write(fd, data, len) != (ssize_t)len) {
+		pg_tool_error("couldn't write file: %s: %s", path, strerror(errno));
+		close(fd);
+		return false;
+	}
+	return close(fd) == 0;
+}
+
+static bool
+write_buf(const char *path, pg_buf *buf, bool overwrite)
+{
+	size_t len;
+	char *data = pg_buf_steal(buf, &len);
+	bool ok = data && write_file(path, data, len, overwrite);
+	free(data);
+	return ok;
+}
+
+/* OpenSSL's X509_CERT_AUX: trust and reject purposes and the alias. */
+static void
+openssl_aux(pg_buf *out, const pg_tcert *c)
+{
+	X509 *x;
+	const unsigned char *p = c->der;
+	unsigned char *der = NULL;
+	int n;
+
+	x = d2i_X509(NULL, &p, (long)c->der_len);
+	if (x == NULL)
+		return;
+	if (c->distrusted) {
+		for (size_t i = 0; i < PG_N_PURPOSES; i++)
+			X509_add1_reject_object(x, OBJ_txt2obj(pg_std_purposes[i], 1));
+	} else {
+		if (!c->trusted)
+			X509_trust_clear(x), X509_add1_trust_object(x, NULL);
+		for (size_t i = 0; c->trusted && c->restricted && i < c->n_purposes; i++)
+			X509_add1_trust_object(x, OBJ_txt2obj(c->purposes[i], 1));
+		for (size_t i = 0; i < c->n_rejects; i++)
+			X509_add1_reject_object(x, OBJ_txt2obj(c->rejects[i], 1));
+	}
+	X509_alias_set1(x, (const unsigned char *)c->label, (int)strlen(c->label));
+	n = i2d_X509_AUX(x, &der);
+	if (n > 0)
+		pg_pem_write(out, "TRUSTED CERTIFICATE", der, (size_t)n);
+	OPENSSL_free(der);
+	X509_free(x);
+}
+
+static void
+write_entry(pg_buf *out, const pg_tcert *c, bool openssl)
+{
+	if (openssl)
+		openssl_aux(out, c);
+	else
+		pg_pem_write(out, "CERTIFICATE", c->der, c->der_len);
+}
+
+static int
+bundle(const job *j, bool openssl)
+{
+	pg_buf out;
+	bool first = true;
+
+	pg_buf_init(&out);
+	for (size_t i = 0; i < j->set->n_certs; i++) {
+		const pg_tcert *c = &j->set->certs[i];
+		if (!pg_trust_selected(c, j->filter, j->uri, j->purpose))
+			continue;
+		/* Comments: "# label", with a blank line between entries. */
+		if (j->comment)
+			pg_buf_printf(&out, "%s# %s\n", first ? "" : "\n", c->label);
+		first = false;
+		write_entry(&out, c, openssl);
+	}
+	return write_buf(j->dest, &out, j->overwrite) ? PG_EXIT_OK : PG_EXIT_FAIL;
+}
+
+static int
+x509_file(const job *j)
+{
+	const pg_tcert *first = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < j->set->n_certs; i++)
+		if (pg_trust_selected(&j->set->certs[i], j->filter, j->uri, j->purpose)) {
+			if (first == NULL)
+				first = &j->set->certs[i];
+			n++;
+		}
+	if (n > 1)
+		pg_tool_error("multiple certificates found but could only write one to file");
+	if (first == NULL)
+		return write_file(j->dest, "", 0, j->overwrite) ? PG_EXIT_OK : PG_EXIT_FAIL;
+	return write_file(j->dest, first->der, first->der_len, j->overwrite) ? PG_EXIT_OK
+	                                                                       : PG_EXIT_FAIL;
+}
+
+/* A file name from a label: letters, digits, '-', '.', '_' kept, else '_'. */
+static void
+base_name(const char *label, char *out, size_t size)
+{
+	size_t o = 0;
+
+	for (const unsigned char *p = (const unsigned char *)label; *p && o + 1 < size; p++)
+		out[o++] = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		           (*p >= '0' && *p <= '9') || *p == '-' || *p == '.' || *p == '_'
+		           ? (char)*p : '_';
+	if (o == 0)
+		out[o++] = '_';
+	out[o] = 0;
+}
+
+/* A free name "BASE.EXT", else "BASE.N.EXT". */
+static void
+unique_path(const char *dir, const char *base, const char *ext, char *out, size_t size,
+            char *name, size_t name_size)
+{
+	struct stat st;
+
+	for (int i = 0;; i++) {
+		if (i == 0)
+			snprintf(name, name_size, "%s.%s", base, ext);
+		else
+			snprintf(name, name_size, "%s.%d.%s", base, i, ext);
+		snprintf(out, size, "%s/%s", dir, name);
+		if (lstat(out, &st) != 0)
+			return;
+	}
+}
+
+static bool
+hash_link(const char *dir, unsigned long hash, const char *suffix, const char *target)
+{
+	char path[4200];
+	struct stat st;
+
+	for (int i = 0; i < 100; i++) {
+		snprintf(path, sizeof(path), "%s/%08lx.%s%d", dir, hash, suffix, i);
+		if (lstat(path, &st) == 0)
+			continue;
+		if (symlink(target, path) != 0) {
+			pg_tool_error("couldn't create link: %s: %s", path, strerror(errno));
+			return false;
+		}
+		return true;
+	}
+	return false;
+}
+
+static bool
+make_dir(const job *j)
+{
+	if (mkdir(j->dest, 0755) == 0)
+		return true;
+	if (errno == EEXIST && j->overwrite)
+		return true;
+	pg_tool_error("couldn't create directory: %s: %s", j->dest, strerror(errno));
+	return false;
+}
+
+enum { DIR_X509, DIR_PEM, DIR_PEM_HASH, DIR_OPENSSL };
+
+static int
+directory(const job *j, int kind)
+{
+	bool ok = make_dir(j);
+	char base[256], name[300], path[4200];
+
+	for (size_t i = 0; ok && i < j->set->n_certs; i++) {
+		const pg_tcert *c = &j->set->certs[i];
+		pg_buf out;
+		if (!pg_trust_selected(c, j->filter, j->uri, j->purpose))
+			continue;
+		base_name(c->label, base, sizeof(base));
+		unique_path(j->dest, base, kind == DIR_X509 ? "cer" : "pem", path, sizeof(path),
+		            name, sizeof(name));
+		pg_buf_init(&out);
+		if (kind == DIR_X509)
+			pg_buf_add(&out, c->der, c->der_len);
+		else
+			write_entry(&out, c, kind == DIR_OPENSSL);
+		ok = write_buf(path, &out, false);
+		if (ok && (kind == DIR_PEM_HASH || kind == DIR_OPENSSL)) {
+			const unsigned char *p = c->der;
+			X509 *x = d2i_X509(NULL, &p, (long)c->der_len);
+			if (x) {
+				ok = hash_link(j->dest, X509_subject_name_hash(x), "", name) &&
+				     hash_link(j->dest, X509_subject_name_hash_old(x), "", name);
+				X509_free(x);
+			}
+		}
+	}
+	/* CRLs, so that OpenSSL's -crl_check honours revocations. */
+	for (size_t i = 0; ok && kind == DIR_OPENSSL && i < j->set->n_crls; i++) {
+		const unsigned char *p = j->set->crls[i].der;
+		X509_CRL *crl = d2i_X509_CRL(NULL, &p, (long)j->set->crls[i].len);
+		pg_buf out;
+		if (crl == NULL)
+			continue;
+		snprintf(base, sizeof(base), "crl-%08lx", X509_NAME_hash_ex(X509_CRL_get_issuer(crl),
+		                                                            NULL, NULL, NULL));
+		unique_path(j->dest, base, "crl", path, sizeof(path), name, sizeof(name));
+		pg_buf_init(&out);
+		pg_pem_write(&out, "X509 CRL", j->set->crls[i].der, j->set->crls[i].len);
+		ok = write_buf(path, &out, false) &&
+		     hash_link(j->dest, X509_NAME_hash_ex(X509_CRL_get_issuer(crl), NULL, NULL, NULL),
+		               "r", name);
+		X509_CRL_free(crl);
+	}
+	if (ok)
+		chmod(j->dest, 0555);
+	return ok ? PG_EXIT_OK : PG_EXIT_FAIL;
+}
+
+static int
+crl_bundle(const job *j)
+{
+	pg_buf out;
+
+	pg_buf_init(&out);
+	for (size_t i = 0; i < j->set->n_crls; i++)
+		pg_pem_write(&out, "X509 CRL", j->set->crls[i].der, j->set->crls[i].len);
+	return write_buf(j->dest, &out, j->overwrite) ? PG_EXIT_OK : PG_EXIT_FAIL;
+}
+
+/* EFI_SIGNATURE_LIST per certificate (UEFI §32.4.1), for EDK2. */
+static int
+edk2(const job *j)
+{
+	static const unsigned char x509_guid[16] = {
+		0xa1, 0x59, 0xc0, 0xa5, 0xe4, 0x94, 0xa7, 0x4a,
+		0x87, 0xb5, 0xab, 0x15, 0x5c, 0x2b, 0xf0, 0x72 };
+	static const unsigned char owner[16] = {
+		0x50, 0x3b, 0xdd, 0xdc, 0x05, 0xf4, 0xfd, 0x43,
+		0x96, 0xbe, 0xbd, 0x33, 0xb1, 0x73, 0x47, 0x76 };
+	pg_buf out;
+
+	pg_buf_init(&out);
+	for (size_t i = 0; i < j->set->n_certs; i++) {
+		const pg_tcert *c = &j->set->certs[i];
+		uint32_t sig = (uint32_t)(16 + c->der_len), list = 28 + sig, hdr = 0;
+		unsigned char le[12];
+		if (!pg_trust_selected(c, j->filter, j->uri, j->purpose))
+			continue;
+		for (int k = 0; k < 4; k++) {
+			le[k] = (unsigned char)(list >> (8 * k));
+			le[4 + k] = (unsigned char)(hdr >> (8 * k));
+			le[8 + k] = (unsigned char)(sig >> (8 * k));
+		}
+		pg_buf_add(&out, x509_guid, 16);
+		pg_buf_add(&out, le, 12);
+		pg_buf_add(&out, owner, 16);
+		pg_buf_add(&out, c->der, c->der_len);
+	}
+	return write_buf(j->dest, &out, j->overwrite) ? PG_EXIT_OK : PG_EXIT_FAIL;
+}
+
+static void
+be32(pg_buf *b, uint32_t v)
+{
+	unsigned char x[4] = { (unsigned char)(v >> 24), (unsigned char)(v >> 16),
+	                       (unsigned char)(v >> 8), (unsigned char)v };
+	pg_buf_add(b, x, 4);
+}
+
+/* Java's JKS: magic, version 2, trusted-certificate entries, SHA-1 seal. */
+static int
+java_cacerts(const job *j)
+{
+	pg_buf out, aliases;
+	uint32_t count = 0;
+	uint64_t now;
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	unsigned char digest[20];
+	EVP_MD_CTX *ctx;
+	static const char password[] = "changeit";
+
+	now = (uint64_t)(sde ? strtoull(sde, NULL, 10) : (unsigned long long)time(NULL)) * 1000;
+	for (size_t i = 0; i < j->set->n_certs; i++)
+		count += pg_trust_selected(&j->set->certs[i], j->filter, j->uri, j->purpose);
+	pg_buf_init(&out);
+	pg_buf_init(&aliases);
+	be32(&out, 0xfeedfeed);
+	be32(&out, 2);
+	be32(&out, count);
+	for (size_t i = 0; i < j->set->n_certs; i++) {
+		const pg_tcert *c = &j->set->certs[i];
+		char alias[256];
+		size_t a = 0;
+		if (!pg_trust_selected(c, j->filter, j->uri, j->purpose))
+			continue;
+		/* Aliases: the label's ASCII in lower case without spaces, unique. */
+		for (const unsigned char *p = (const unsigned char *)c->label;
+		     *p && a + 8 < sizeof(alias); p++)
+			if (*p != ' ' && *p < 0x80)
+				alias[a++] = (char)(*p >= 'A' && *p <= 'Z' ? *p + 32 : *p);
+		alias[a] = 0;
+		for (int k = 1; strstr((char *)aliases.data ? (char *)aliases.data : "", "") &&
+		                memmem(aliases.data ? aliases.data : (unsigned char *)"", aliases.len,
+		                       alias, strlen(alias) + 1) != NULL; k++)
+			snprintf(alias + a, sizeof(alias) - a, "-%d", k);
+		pg_buf_add(&aliases, alias, strlen(alias) + 1);
+		be32(&out, 2);
+		pg_buf_add_byte(&out, (unsigned char)(strlen(alias) >> 8));
+		pg_buf_add_byte(&out, (unsigned char)strlen(alias));
+		pg_buf_add_str(&out, alias);
+		be32(&out, (uint32_t)(now >> 32));
+		be32(&out, (uint32_t)now);
+		pg_buf_add(&out, "\x00\x05X.509", 7);
+		be32(&out, (uint32_t)c->der_len);
+		pg_buf_add(&out, c->der, c->der_len);
+	}
+	pg_buf_clear(&aliases);
+	ctx = EVP_MD_CTX_new();
+	EVP_DigestInit_ex(ctx, EVP_sha1(), NULL);
+	for (const char *p = password; *p; p++) {
+		unsigned char u[2] = { 0, (unsigned char)*p };
+		EVP_DigestUpdate(ctx, u, 2);
+	}
+	EVP_DigestUpdate(ctx, "Mighty Aphrodite", 16);
+	EVP_DigestUpdate(ctx, out.data, out.len);
+	EVP_DigestFinal_ex(ctx, digest, NULL);
+	EVP_MD_CTX_free(ctx);
+	pg_buf_add(&out, digest, 20);
+	return write_buf(j->dest, &out, j->overwrite) ? PG_EXIT_OK : PG_EXIT_FAIL;
+}
+
+int
+pg_trust_extract(const pg_trust_set *set, const char *format, int filter,
+                 const p11glue_uri *uri, const char *purpose, const char *dest,
+                 bool overwrite, bool comment)
+{
+	job j = { set, filter, uri, purpose, dest, overwrite, comment };
+
+	if (strcmp(format, "java-cacerts") == 0 || strcmp(format, "edk2-cacerts") == 0) {
+		if (purpose == NULL) {
+			pg_tool_error("format requires a purpose, specify it with --purpose; "
+			              "defaulting to 'server-auth'");
+			j.purpose = "1.3.6.1.5.5.7.3.1";
+		}
+	}
+	if (strcmp(format, "pem-bundle") == 0)
+		return bundle(&j, false);
+	if (strcmp(format, "openssl-bundle") == 0)
+		return bundle(&j, true);
+	if (strcmp(format, "x509-file") == 0)
+		return x509_file(&j);
+	if (strcmp(format, "x509-directory") == 0)
+		return directory(&j, DIR_X509);
+	if (strcmp(format, "pem-directory") == 0)
+		return directory(&j, DIR_PEM);
+	if (strcmp(format, "pem-directory-hash") == 0)
+		return directory(&j, DIR_PEM_HASH);
+	if (strcmp(format, "openssl-directory") == 0)
+		return directory(&j, DIR_OPENSSL);
+	if (strcmp(format, "java-cacerts") == 0)
+		return java_cacerts(&j);
+	if (strcmp(format, "edk2-cacerts") == 0)
+		return edk2(&j);
+	if (strcmp(format, "crl-bundle") == 0)
+		return crl_bundle(&j);
+	pg_tool_error("format not supported: %s", format);
+	return PG_EXIT_USAGE;
+}
+
+bool
+pg_trust_check_persist(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	pg_buf data;
+	char chunk[4096];
+	size_t n, len;
+	char *text;
+	pg_source src;
+	bool ok;
+
+	if (f == NULL)
+		return false;
+	pg_buf_init(&data);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		pg_buf_add(&data, chunk, n);
+	fclose(f);
+	text = pg_buf_steal(&data, &len);
+	if (text == NULL)
+		return false;
+	memset(&src, 0, sizeof(src));
+	src.path = (char *)path;
+	ok = memmem(text, len, "[p11-kit-object-v1]", 19) != NULL &&
+	     pg_persist_parse(&src, (unsigned char *)text, len) && src.n_entries > 0;
+	src.path = NULL;
+	pg_source_clear(&src);
+	free(text);
+	return ok;
+}

@@ -1,0 +1,59 @@
+/*
+ * `p11glue trust`: the trust decisions of every trust-policy module,
+ * merged ("distrust wins"), listed and extracted in p11-kit's formats.
+ */
+#ifndef PG_TOOL_TRUST_H
+#define PG_TOOL_TRUST_H
+
+#include "tool.h"
+
+#include <p11glue/pkcs11x.h>
+
+#include <stddef.h>
+
+typedef struct {
+	unsigned char *der;
+	size_t der_len;
+	char *label;
+	unsigned char *id;
+	size_t id_len;
+	unsigned long category;
+	bool trusted, distrusted;
+	bool restricted;           /* trust purposes limited to `purposes` */
+	char **purposes, **rejects;
+	size_t n_purposes, n_rejects;
+} pg_tcert;
+
+typedef struct {
+	unsigned char *der;
+	size_t len;
+} pg_tcrl;
+
+typedef struct {
+	pg_tcert *certs;
+	size_t n_certs;
+	pg_tcrl *crls;
+	size_t n_crls;
+} pg_trust_set;
+
+/* Filters of list and extract. */
+enum { PG_F_ANCHORS = 1, PG_F_BLOCKLIST = 2, PG_F_POLICY = 3, PG_F_CERTS = 4, PG_F_URI = 5 };
+
+/* Loads every certificate and CRL the trust modules expose. */
+int pg_trust_load(pg_trust_set *set);
+void pg_trust_clear(pg_trust_set *set);
+/* Does cert pass the filter (and the purpose OID, may be NULL)? */
+bool pg_trust_selected(const pg_tcert *c, int filter, const p11glue_uri *uri,
+                       const char *purpose);
+
+/* Extraction (trust-extract.c); returns an exit code. */
+int pg_trust_extract(const pg_trust_set *set, const char *format, int filter,
+                     const p11glue_uri *uri, const char *purpose, const char *dest,
+                     bool overwrite, bool comment);
+
+int pg_cmd_trust(int argc, char **argv);
+
+/* Is the file valid persistence format (at least one object)? */
+bool pg_trust_check_persist(const char *path);
+
+#endif /* PG_TOOL_TRUST_H */

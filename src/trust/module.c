@@ -1,0 +1,604 @@
+/*
+ * p11glue-trust.so: a read-mostly PKCS#11 module with one token per
+ * configured trust path, exposing certificates, their trust (NSS trust
+ * objects, trust assertions, stapled extensions) and revocations from
+ * CRLs. Paths come from the C_Initialize reserved string "paths=/a:/b",
+ * else from this module's entry in the p11glue configuration (its
+ * x-init-reserved value), else from the build-time default.
+ *
+ * Every entry point takes one lock (lock.h); stores are read on the first
+ * search of a token and re-read when their files change. Object
+ * functions are in object.c.
+ */
+#include "config.h"
+
+#include "conf.h"
+#include "module.h"
+#include "pkcs11-calls.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+pg_tm_state pg_tm = { .lock = PG_LOCK_INIT };
+
+static void
+pad(CK_UTF8CHAR *field, size_t size, const char *text)
+{
+	size_t n = strlen(text);
+	memset(field, ' ', size);
+	memcpy(field, text, n < size ? n : size);
+}
+
+/* ---------------------------------------------------------------------------
+ * Paths
+ */
+
+static bool
+add_paths(const char *list)
+{
+	char *copy = strdup(list), *save = NULL;
+
+	if (copy == NULL)
+		return false;
+	for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+		if (*p == 0 || pg_tm.n_stores == PG_TM_MAX_TOKENS)
+			continue;
+		if ((pg_tm.stores[pg_tm.n_stores] = pg_store_new(p)) == NULL) {
+			free(copy);
+			return false;
+		}
+		pg_tm_set_generation(pg_tm.n_stores, 0);
+		pg_tm.n_stores++;
+	}
+	free(copy);
+	return true;
+}
+
+/* "paths=/a:/b" among space-separated "key=value" words; NULL if absent. */
+static char *
+reserved_paths(const char *reserved)
+{
+	const char *p = reserved;
+
+	while (p && *p) {
+		size_t n;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		n = strcspn(p, " \t");
+		if (n > 6 && strncmp(p, "paths=", 6) == 0)
+			return strndup(p + 6, n - 6);
+		p += n;
+	}
+	return NULL;
+}
+
+/*
+ * Some consumers (GnuTLS) initialize registered modules with their own
+ * arguments, so the x-init-reserved string of our configuration entry
+ * never reaches us: read it ourselves.
+ */
+static char *
+configured_paths(void)
+{
+	pg_conf_paths paths;
+	pg_conf *conf;
+	char *found = NULL;
+
+	pg_conf_paths_init(&paths);
+	conf = pg_conf_load(&paths);
+	pg_conf_paths_clear(&paths);
+	for (size_t i = 0; conf && i < conf->n_modules && !found; i++) {
+		const char *mod = pg_conf_map_get(&conf->modules[i].values, "module");
+		const char *res = pg_conf_map_get(&conf->modules[i].values, "x-init-reserved");
+		const char *base = mod ? strrchr(mod, '/') : NULL;
+		base = base ? base + 1 : mod;
+		if (base && strcmp(base, "p11glue-trust.so") == 0 && res)
+			found = reserved_paths(res);
+	}
+	pg_conf_free(conf);
+	return found;
+}
+
+/* ---------------------------------------------------------------------------
+ * Library
+ */
+
+static CK_RV
+tm_C_Initialize(CK_VOID_PTR pInitArgs)
+{
+	CK_C_INITIALIZE_ARGS *args = pInitArgs;
+	char *paths = NULL;
+	CK_RV rv = CKR_OK;
+
+	if (args) {
+		bool some = args->CreateMutex || args->DestroyMutex || args->LockMutex ||
+		            args->UnlockMutex;
+		bool all = args->CreateMutex && args->DestroyMutex && args->LockMutex &&
+		           args->UnlockMutex;
+		if (some && !all)
+			return CKR_ARGUMENTS_BAD;
+		/* We lock with pthreads; callbacks without OS locking cannot be honoured. */
+		if (all && !(args->flags & CKF_OS_LOCKING_OK))
+			return CKR_CANT_LOCK;
+	}
+	pg_lock_acquire(&pg_tm.lock);
+	if (pg_tm_ready()) {
+		rv = CKR_CRYPTOKI_ALREADY_INITIALIZED;
+		goto out;
+	}
+	if (args && args->pReserved)
+		paths = reserved_paths((const char *)args->pReserved);
+	if (paths == NULL)
+		paths = configured_paths();
+	if (!add_paths(paths ? paths : P11GLUE_TRUST_PATHS)) {
+		for (size_t i = 0; i < pg_tm.n_stores; i++)
+			pg_store_free(pg_tm.stores[i]);
+		pg_tm.n_stores = 0;
+		rv = CKR_HOST_MEMORY;
+		goto out;
+	}
+	atomic_store_explicit(&pg_tm.initialized, true, memory_order_release);
+out:
+	free(paths);
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+void
+pg_tm_end_find(pg_tm_session *s)
+{
+	free(s->found);
+	s->found = NULL;
+	s->n_found = s->next = 0;
+	s->finding = false;
+}
+
+static CK_RV
+tm_C_Finalize(CK_VOID_PTR pReserved)
+{
+	CK_RV rv = CKR_OK;
+
+	if (pReserved != NULL)
+		return CKR_ARGUMENTS_BAD;
+	pg_lock_acquire(&pg_tm.lock);
+	if (!pg_tm_ready()) {
+		rv = CKR_CRYPTOKI_NOT_INITIALIZED;
+		goto out;
+	}
+	atomic_store_explicit(&pg_tm.initialized, false, memory_order_release);
+	for (size_t i = 0; i < pg_tm.n_sessions; i++)
+		pg_tm_end_find(&pg_tm.sessions[i]);
+	free(pg_tm.sessions);
+	pg_tm.sessions = NULL;
+	pg_tm.n_sessions = 0;
+	for (size_t i = 0; i < pg_tm.n_stores; i++)
+		pg_store_free(pg_tm.stores[i]);
+	pg_tm.n_stores = 0;
+out:
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+static CK_RV
+tm_C_GetInfo(CK_INFO_PTR pInfo)
+{
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	if (pInfo == NULL)
+		return CKR_ARGUMENTS_BAD;
+	memset(pInfo, 0, sizeof(*pInfo));
+	pInfo->cryptokiVersion = (CK_VERSION){ 2, 40 };
+	/*
+	 * GnuTLS honours distrusted certificates (CKA_X_DISTRUSTED, hence
+	 * blocklists and CRL revocations) only from a module whose
+	 * manufacturerID starts with "PKCS#11 Kit", the identifier trust
+	 * modules use; we report it so our distrust reaches GnuTLS users.
+	 */
+	pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
+	pad(pInfo->libraryDescription, sizeof(pInfo->libraryDescription), "p11glue Trust Module");
+	pInfo->libraryVersion = (CK_VERSION){ 0, 1 };
+	return CKR_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Slots and tokens
+ */
+
+/* The store of a slot, or NULL. Lock held. */
+static pg_store *
+slot_store(CK_SLOT_ID slot)
+{
+	if (slot < PG_TM_SLOT_BASE || slot - PG_TM_SLOT_BASE >= pg_tm.n_stores)
+		return NULL;
+	return pg_tm.stores[slot - PG_TM_SLOT_BASE];
+}
+
+static CK_RV
+tm_C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR pulCount)
+{
+	CK_RV rv = CKR_OK;
+
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	if (pulCount == NULL)
+		return CKR_ARGUMENTS_BAD;
+	pg_lock_acquire(&pg_tm.lock);
+	if (pSlotList && *pulCount < pg_tm.n_stores)
+		rv = CKR_BUFFER_TOO_SMALL;
+	else if (pSlotList)
+		for (size_t i = 0; i < pg_tm.n_stores; i++)
+			pSlotList[i] = PG_TM_SLOT_BASE + i;
+	*pulCount = pg_tm.n_stores;
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+static CK_RV
+tm_C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
+{
+	pg_store *s;
+	CK_RV rv = CKR_OK;
+
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	if ((s = slot_store(slotID)) == NULL)
+		rv = CKR_SLOT_ID_INVALID;
+	else if (pInfo == NULL)
+		rv = CKR_ARGUMENTS_BAD;
+	else {
+		memset(pInfo, 0, sizeof(*pInfo));
+		pad(pInfo->slotDescription, sizeof(pInfo->slotDescription), pg_store_path(s));
+		pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
+		pInfo->flags = CKF_TOKEN_PRESENT;
+		pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
+	}
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+static CK_RV
+tm_C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
+{
+	pg_store *s;
+	CK_RV rv = CKR_OK;
+
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	if ((s = slot_store(slotID)) == NULL)
+		rv = CKR_SLOT_ID_INVALID;
+	else if (pInfo == NULL)
+		rv = CKR_ARGUMENTS_BAD;
+	else {
+		memset(pInfo, 0, sizeof(*pInfo));
+		pad(pInfo->label, sizeof(pInfo->label), pg_store_label(s));
+		pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
+		pad(pInfo->model, sizeof(pInfo->model), "p11glue trust");
+		pad(pInfo->serialNumber, sizeof(pInfo->serialNumber), "1");
+		pInfo->flags = CKF_TOKEN_INITIALIZED | (pg_store_writable(s) ? 0 : CKF_WRITE_PROTECTED);
+		pInfo->ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
+		pInfo->ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;
+		pInfo->ulMaxPinLen = pInfo->ulMinPinLen = 0;
+		pInfo->ulTotalPublicMemory = pInfo->ulFreePublicMemory = CK_UNAVAILABLE_INFORMATION;
+		pInfo->ulTotalPrivateMemory = pInfo->ulFreePrivateMemory = CK_UNAVAILABLE_INFORMATION;
+		pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
+	}
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+static CK_RV
+tm_C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList,
+                      CK_ULONG_PTR pulCount)
+{
+	CK_RV rv = CKR_OK;
+
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	if (slot_store(slotID) == NULL)
+		rv = CKR_SLOT_ID_INVALID;
+	else if (pulCount == NULL)
+		rv = CKR_ARGUMENTS_BAD;
+	else
+		*pulCount = 0;
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+/* ---------------------------------------------------------------------------
+ * Sessions
+ */
+
+/* A free table slot (growing the table); its index, or -1 when full. */
+static long
+free_session_slot(void)
+{
+	pg_tm_session *grown;
+	size_t cap, old = pg_tm.n_sessions;
+
+	for (size_t i = 0; i < pg_tm.n_sessions; i++)
+		if (pg_tm.sessions[i].handle == 0)
+			return (long)i;
+	if (pg_tm.n_sessions == PG_TM_SESSION_MASK)
+		return -1;
+	cap = pg_tm.n_sessions ? pg_tm.n_sessions * 2 : 8;
+	if (cap > PG_TM_SESSION_MASK)
+		cap = PG_TM_SESSION_MASK;
+	if ((grown = realloc(pg_tm.sessions, cap * sizeof(*grown))) == NULL)
+		return -1;
+	memset(grown + old, 0, (cap - old) * sizeof(*grown));
+	pg_tm.sessions = grown;
+	pg_tm.n_sessions = cap;
+	return (long)old;
+}
+
+static CK_RV
+tm_C_OpenSession(CK_SLOT_ID slotID, CK_FLAGS flags, CK_VOID_PTR pApplication,
+                 CK_NOTIFY Notify, CK_SESSION_HANDLE_PTR phSession)
+{
+	CK_RV rv = CKR_OK;
+	long i;
+
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	if (slot_store(slotID) == NULL)
+		rv = CKR_SLOT_ID_INVALID;
+	else if (phSession == NULL)
+		rv = CKR_ARGUMENTS_BAD;
+	else if (!(flags & CKF_SERIAL_SESSION))
+		rv = CKR_SESSION_PARALLEL_NOT_SUPPORTED;
+	else if ((i = free_session_slot()) < 0)
+		rv = CKR_SESSION_COUNT;
+	else {
+		pg_tm_session *s = &pg_tm.sessions[i];
+		/* The serial keeps a closed session's handle from matching a new one. */
+		pg_tm.serial++;
+		*s = (pg_tm_session){ .slot = slotID, .token = slotID - PG_TM_SLOT_BASE, .flags = flags };
+		s->handle = (CK_SESSION_HANDLE)(pg_tm.serial << PG_TM_SESSION_BITS) | (CK_ULONG)(i + 1);
+		*phSession = s->handle;
+	}
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+static void
+close_session(pg_tm_session *s)
+{
+	pg_tm_end_find(s);
+	s->handle = 0;
+}
+
+static CK_RV
+tm_C_CloseSession(CK_SESSION_HANDLE hSession)
+{
+	pg_tm_session *s;
+	CK_RV rv = CKR_OK;
+
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	if ((s = pg_tm_session_get(hSession)) == NULL)
+		rv = CKR_SESSION_HANDLE_INVALID;
+	else
+		close_session(s);
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+static CK_RV
+tm_C_CloseAllSessions(CK_SLOT_ID slotID)
+{
+	CK_RV rv = CKR_OK;
+
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	if (slot_store(slotID) == NULL)
+		rv = CKR_SLOT_ID_INVALID;
+	else
+		for (size_t i = 0; i < pg_tm.n_sessions; i++)
+			if (pg_tm.sessions[i].handle != 0 && pg_tm.sessions[i].slot == slotID)
+				close_session(&pg_tm.sessions[i]);
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+static CK_RV
+tm_C_GetSessionInfo(CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo)
+{
+	pg_tm_session *s;
+	CK_RV rv = CKR_OK;
+
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	if ((s = pg_tm_session_get(hSession)) == NULL)
+		rv = CKR_SESSION_HANDLE_INVALID;
+	else if (pInfo == NULL)
+		rv = CKR_ARGUMENTS_BAD;
+	else {
+		pInfo->slotID = s->slot;
+		pInfo->flags = s->flags;
+		pInfo->state = s->flags & CKF_RW_SESSION ? CKS_RW_PUBLIC_SESSION : CKS_RO_PUBLIC_SESSION;
+		pInfo->ulDeviceError = 0;
+	}
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+static CK_RV
+tm_C_Login(CK_SESSION_HANDLE hSession, CK_USER_TYPE userType, CK_UTF8CHAR_PTR pPin,
+           CK_ULONG ulPinLen)
+{
+	CK_RV rv;
+
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	/* No PIN protects anything here: there is nothing to log in to. */
+	rv = pg_tm_session_get(hSession) ? CKR_USER_TYPE_INVALID : CKR_SESSION_HANDLE_INVALID;
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+static CK_RV
+tm_C_Logout(CK_SESSION_HANDLE hSession)
+{
+	CK_RV rv;
+
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	rv = pg_tm_session_get(hSession) ? CKR_USER_NOT_LOGGED_IN : CKR_SESSION_HANDLE_INVALID;
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+/* ---------------------------------------------------------------------------
+ * Function lists and interfaces
+ */
+
+#define STUB(name, params, args, kind) \
+	static CK_RV stub_##name params { return CKR_FUNCTION_NOT_SUPPORTED; }
+PG_CALLS_2X(STUB)
+PG_CALLS_3_0(STUB)
+#undef STUB
+
+static CK_FUNCTION_LIST_3_0 list_3;
+static CK_FUNCTION_LIST list_2;
+static CK_INTERFACE interfaces[2] = {
+	{ (CK_UTF8CHAR_PTR)"PKCS 11", &list_3, 0 },
+	{ (CK_UTF8CHAR_PTR)"PKCS 11", &list_2, 0 },
+};
+
+static CK_RV tm_C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR ppFunctionList);
+static CK_RV tm_C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount);
+static CK_RV tm_C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
+                               CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags);
+
+#define FILL(l)                                                               \
+	do {                                                                      \
+		(l).C_Initialize = tm_C_Initialize;                                   \
+		(l).C_Finalize = tm_C_Finalize;                                       \
+		(l).C_GetInfo = tm_C_GetInfo;                                         \
+		(l).C_GetFunctionList = tm_C_GetFunctionList;                         \
+		(l).C_GetSlotList = tm_C_GetSlotList;                                 \
+		(l).C_GetSlotInfo = tm_C_GetSlotInfo;                                 \
+		(l).C_GetTokenInfo = tm_C_GetTokenInfo;                               \
+		(l).C_GetMechanismList = tm_C_GetMechanismList;                       \
+		(l).C_OpenSession = tm_C_OpenSession;                                 \
+		(l).C_CloseSession = tm_C_CloseSession;                               \
+		(l).C_CloseAllSessions = tm_C_CloseAllSessions;                       \
+		(l).C_GetSessionInfo = tm_C_GetSessionInfo;                           \
+		(l).C_Login = tm_C_Login;                                             \
+		(l).C_Logout = tm_C_Logout;                                           \
+		(l).C_CreateObject = pg_tm_C_CreateObject;                               \
+		(l).C_DestroyObject = pg_tm_C_DestroyObject;                             \
+		(l).C_GetObjectSize = pg_tm_C_GetObjectSize;                             \
+		(l).C_GetAttributeValue = pg_tm_C_GetAttributeValue;                     \
+		(l).C_FindObjectsInit = pg_tm_C_FindObjectsInit;                         \
+		(l).C_FindObjects = pg_tm_C_FindObjects;                                 \
+		(l).C_FindObjectsFinal = pg_tm_C_FindObjectsFinal;                       \
+	} while (0)
+
+static pthread_once_t lists_once = PTHREAD_ONCE_INIT;
+
+static void
+fill_lists(void)
+{
+#define REF(name, params, args, kind) l3.name = stub_##name;
+	CK_FUNCTION_LIST_3_0 l3;
+	CK_FUNCTION_LIST l2;
+	memset(&l3, 0, sizeof(l3));
+	PG_CALLS_2X(REF)
+	PG_CALLS_3_0(REF)
+#undef REF
+#define REF(name, params, args, kind) l2.name = stub_##name;
+	memset(&l2, 0, sizeof(l2));
+	PG_CALLS_2X(REF)
+#undef REF
+	l3.version = (CK_VERSION){ 3, 0 };
+	l2.version = (CK_VERSION){ 2, 40 };
+	FILL(l3);
+	FILL(l2);
+	l3.C_GetInterfaceList = tm_C_GetInterfaceList;
+	l3.C_GetInterface = tm_C_GetInterface;
+	list_3 = l3;
+	list_2 = l2;
+}
+
+static CK_RV
+tm_C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR ppFunctionList)
+{
+	if (ppFunctionList == NULL)
+		return CKR_ARGUMENTS_BAD;
+	pthread_once(&lists_once, fill_lists);
+	*ppFunctionList = &list_2;
+	return CKR_OK;
+}
+
+static CK_RV
+tm_C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
+{
+	if (pulCount == NULL)
+		return CKR_ARGUMENTS_BAD;
+	pthread_once(&lists_once, fill_lists);
+	if (pInterfacesList == NULL) {
+		*pulCount = PG_N_ELEMENTS(interfaces);
+		return CKR_OK;
+	}
+	if (*pulCount < PG_N_ELEMENTS(interfaces)) {
+		*pulCount = PG_N_ELEMENTS(interfaces);
+		return CKR_BUFFER_TOO_SMALL;
+	}
+	memcpy(pInterfacesList, interfaces, sizeof(interfaces));
+	*pulCount = PG_N_ELEMENTS(interfaces);
+	return CKR_OK;
+}
+
+static CK_RV
+tm_C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
+                  CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
+{
+	if (ppInterface == NULL)
+		return CKR_ARGUMENTS_BAD;
+	pthread_once(&lists_once, fill_lists);
+	for (size_t i = 0; i < PG_N_ELEMENTS(interfaces); i++) {
+		CK_INTERFACE *iface = &interfaces[i];
+		CK_VERSION *v = &((CK_FUNCTION_LIST *)iface->pFunctionList)->version;
+		if (pInterfaceName && strcmp((char *)pInterfaceName, (char *)iface->pInterfaceName))
+			continue;
+		if (pVersion && (pVersion->major != v->major || pVersion->minor != v->minor))
+			continue;
+		if ((flags & ~iface->flags) != 0)
+			continue;
+		*ppInterface = iface;
+		return CKR_OK;
+	}
+	return CKR_ARGUMENTS_BAD;
+}
+
+EXPORT CK_RV
+C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR ppFunctionList)
+{
+	return tm_C_GetFunctionList(ppFunctionList);
+}
+
+EXPORT CK_RV
+C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
+{
+	return tm_C_GetInterfaceList(pInterfacesList, pulCount);
+}
+
+EXPORT CK_RV
+C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
+               CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
+{
+	return tm_C_GetInterface(pInterfaceName, pVersion, ppInterface, flags);
+}

@@ -1,0 +1,154 @@
+#!/bin/bash
+# make-fixtures.sh DIR: generates a small PKI with openssl for the trust
+# tests. Everything is made fresh (new keys) each run; names are fixed.
+#
+#   root-a.pem     anchor CA (SKI, KU certSign+cRLSign, basicConstraints CA)
+#   inter-a.pem    intermediate under root-a
+#   leaf-a1.pem    leaf under inter-a (serverAuth), later revoked by crl-a
+#   leaf-a2.pem    leaf under inter-a, not revoked
+#   root-b.pem     anchor that is also blocklisted (distrust wins)
+#   leaf-b.pem     leaf under root-b
+#   root-c.pem     CA without extensions (v1 certificate)
+#   leaf-c.pem     leaf under root-c, distrusted itself
+#   root-e.pem     expired anchor;  leaf-e.pem under it
+#   root-u.pem     unknown root (never configured); leaf-u.pem under it
+#   root-t.pem     TRUSTED CERTIFICATE rejecting emailProtection, trusting serverAuth
+#   leaf-t.pem     leaf under root-t
+#   crl-inter-a.pem  CRL of inter-a revoking leaf-a1
+#   crl-bad.pem      CRL for inter-a signed by the wrong key (ignored)
+#   crl-expired.pem  CRL of inter-a whose nextUpdate has passed (ignored)
+#   junk-bundle.pem  a bundle with text, a corrupt block and good blocks
+set -euo pipefail
+d=$1
+mkdir -p "$d"
+cd "$d"
+export OPENSSL_CONF=/dev/null
+
+cat > ext.cnf <<'CNF'
+[ca]
+basicConstraints = critical, CA:TRUE
+keyUsage = critical, keyCertSign, cRLSign
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+[leaf]
+basicConstraints = CA:FALSE
+keyUsage = critical, digitalSignature, keyEncipherment
+extendedKeyUsage = serverAuth, clientAuth
+subjectKeyIdentifier = hash
+authorityKeyIdentifier = keyid
+subjectAltName = DNS:test.example
+[leaf_noaki]
+basicConstraints = CA:FALSE
+keyUsage = critical, digitalSignature
+extendedKeyUsage = serverAuth
+subjectAltName = DNS:test.example
+[none]
+CNF
+
+key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1.key" 2>/dev/null; }
+
+# root NAME CN [days-start days]: self-signed CA
+root() {
+	key "$1"
+	openssl req -x509 -new -key "$1.key" -subj "/O=p11glue test/CN=$2" \
+		-days "${3:-3650}" -set_serial "0x$(openssl rand -hex 8)" \
+		-extensions "${4:-ca}" -config ext.cnf -out "$1.pem" 2>/dev/null
+}
+
+# sign NAME CN ISSUER EXT [days]
+sign() {
+	key "$1"
+	openssl req -new -key "$1.key" -subj "/O=p11glue test/CN=$2" -out "$1.csr" -config ext.cnf 2>/dev/null
+	openssl x509 -req -in "$1.csr" -CA "$3.pem" -CAkey "$3.key" \
+		-set_serial "0x$(openssl rand -hex 8)" -days "${5:-365}" \
+		-extfile ext.cnf -extensions "$4" -out "$1.pem" 2>/dev/null
+	rm -f "$1.csr"
+}
+
+root root-a "Root A"
+sign inter-a "Intermediate A" root-a ca
+sign leaf-a1 "test.example" inter-a leaf
+sign leaf-a2 "test.example" inter-a leaf
+root root-b "Root B"
+sign leaf-b "test.example" root-b leaf
+# A version 1 certificate: no extensions at all.
+key root-c
+openssl req -new -key root-c.key -subj "/O=p11glue test/CN=Root C" -out root-c.csr -config ext.cnf 2>/dev/null
+openssl x509 -req -in root-c.csr -signkey root-c.key -days 3650 -set_serial 0x0c0c -out root-c.pem 2>/dev/null
+rm -f root-c.csr
+sign leaf-c "test.example" root-c leaf_noaki
+root root-u "Root U"
+sign leaf-u "test.example" root-u leaf
+root root-t "Root T"
+sign leaf-t "test.example" root-t leaf
+openssl x509 -in root-t.pem -addtrust serverAuth -addreject emailProtection \
+	-setalias "Root T alias" -trustout -out root-t.trusted.pem 2>/dev/null
+
+# An expired root: valid from 3 days ago for 1 day, built with -not_before
+# equivalents through a CA database-free path (x509 -days accepts no past
+# date, so sign with ca -startdate/-enddate).
+mkdir -p ca-e
+touch ca-e/index.txt
+cat > ca-e.cnf <<CNF
+[ca]
+default_ca = e
+[e]
+database = ca-e/index.txt
+new_certs_dir = ca-e
+serial = ca-e/serial
+default_md = sha256
+policy = p
+unique_subject = no
+[p]
+commonName = supplied
+organizationName = supplied
+CNF
+echo 0E0E > ca-e/serial
+key root-e
+openssl req -new -key root-e.key -subj "/O=p11glue test/CN=Root E" -out root-e.csr 2>/dev/null
+openssl ca -batch -config ca-e.cnf -selfsign -keyfile root-e.key -in root-e.csr \
+	-startdate 20200101000000Z -enddate 20200201000000Z -extfile ext.cnf -extensions ca \
+	-notext -out root-e.pem 2>/dev/null
+rm -rf root-e.csr ca-e ca-e.cnf
+sign leaf-e "test.example" root-e leaf
+
+# CRLs of inter-a.
+mkdir -p ca-a
+touch ca-a/index.txt
+echo 01 > ca-a/crlnumber
+cat > ca-a.cnf <<CNF
+[ca]
+default_ca = a
+[a]
+database = ca-a/index.txt
+crlnumber = ca-a/crlnumber
+default_md = sha256
+default_crl_days = 30
+CNF
+openssl ca -config ca-a.cnf -revoke leaf-a1.pem -keyfile inter-a.key -cert inter-a.pem 2>/dev/null
+openssl ca -config ca-a.cnf -gencrl -keyfile inter-a.key -cert inter-a.pem -out crl-inter-a.pem 2>/dev/null
+# The same CRL with its signature's last byte changed.
+openssl crl -in crl-inter-a.pem -outform DER -out crl-bad.der
+size=$(stat -c %s crl-bad.der)
+last=$(od -An -tu1 -j $((size - 1)) crl-bad.der | tr -d ' ')
+printf "$(printf '\\%03o' $(((last + 1) % 256)))" |
+	dd of=crl-bad.der bs=1 seek=$((size - 1)) conv=notrunc 2>/dev/null
+openssl crl -inform DER -in crl-bad.der -out crl-bad.pem
+rm -f crl-bad.der
+openssl ca -config ca-a.cnf -gencrl -keyfile inter-a.key -cert inter-a.pem -crl_lastupdate 20200101000000Z -crl_nextupdate 20200201000000Z -out crl-expired.pem 2>/dev/null
+rm -rf ca-a ca-a.cnf
+
+
+# A bundle with text between blocks and one corrupt block.
+{
+	echo "# a comment before the first certificate"
+	cat root-a.pem
+	echo "some text between"
+	echo "-----BEGIN CERTIFICATE-----"
+	echo "MIIBnotbase64@@@@"
+	echo "-----END CERTIFICATE-----"
+	cat root-u.pem | head -n 3
+	echo
+	cat root-c.pem
+} > junk-bundle.pem
+rm -f ext.cnf *.srl
