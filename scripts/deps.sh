@@ -12,10 +12,11 @@ packages=(
 	clang libclang-rt-14-dev
 	# registry and proxy: real modules and clients as the other side
 	softhsm2 opensc p11-kit p11-kit-modules libnss3-tools openssh-client valgrind
-	# store: build dependencies and real clients
-	libssl-dev libsqlite3-dev opensc
+	# store: build dependencies and real clients (tests/interop, bench/run-store.sh)
+	libssl-dev libsqlite3-dev opensc openssh-client openssh-server libengine-pkcs11-openssl
+	gnutls-bin libnss3-tools openjdk-17-jdk-headless curl iproute2 util-linux softhsm2
 	# trust: p11-kit for differential tests, real consumers, libcrypto
-	openssl gnutls-bin ca-certificates openjdk-17-jdk-headless
+	openssl ca-certificates
 	# remote
 )
 

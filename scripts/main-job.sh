@@ -80,6 +80,33 @@ step "the key, found by URI (p11glue list-objects --login)" \
 step "the proxy module's slots, as pkcs11-tool sees them" pkcs11-tool --module "$proxy" -L
 step "ssh reads the public key through the proxy (ssh-keygen -D)" ssh-keygen -D "$proxy"
 
+# The key store: a token in the temporary directory, a key generated on
+# it, and ssh and openssl using that key through p11glue-store.so.
+store_module="$build/src/store/p11glue-store.so"
+store_dir="$work/store"
+(umask 077 && printf '87654321' >"$work/so-pin" && printf '123456' >"$work/pin")
+step "a key store token created in $store_dir (p11glue init-token)" \
+	"$p11glue" init-token --store "$store_dir" --label mykeys --so-pin-source "$work/so-pin"
+step "its user PIN set, from a PIN file (p11glue init-pin)" \
+	"$p11glue" init-pin --store "$store_dir" --so-pin-source "$work/so-pin" \
+	--new-pin-source "$work/pin" "pkcs11:token=mykeys"
+step "an EC P-256 key generated on the token, never to leave it (p11glue generate-keypair)" \
+	"$p11glue" generate-keypair --store "$store_dir" --type ec:secp256r1 --label my-key \
+	"pkcs11:token=mykeys?pin-source=$work/pin"
+step "its public key, as an authorized_keys line (p11glue export-pubkey --format=ssh)" \
+	"$p11glue" export-pubkey --store "$store_dir" --format=ssh "pkcs11:token=mykeys;object=my-key"
+step "ssh finds the key on the token (ssh-keygen -D p11glue-store.so)" \
+	env P11GLUE_STORE_DIR="$store_dir" ssh-keygen -D "$store_module"
+printf 'a document signed by the key store\n' >"$work/document"
+step "openssl signs with the token key through the PKCS#11 engine (openssl dgst -engine pkcs11)" \
+	env P11GLUE_STORE_DIR="$store_dir" PKCS11_MODULE_PATH="$store_module" \
+	openssl dgst -sha256 -engine pkcs11 -keyform engine -out "$work/document.sig" \
+	-sign "pkcs11:token=mykeys;object=my-key;type=private?pin-source=file:$work/pin" "$work/document"
+"$p11glue" export-pubkey --store "$store_dir" --output "$work/my-key.pem" \
+	"pkcs11:token=mykeys;object=my-key" 2>/dev/null
+step "plain openssl verifies the signature with the exported public key" \
+	openssl dgst -sha256 -verify "$work/my-key.pem" -signature "$work/document.sig" "$work/document"
+
 # Trust: the system's anchors through p11glue-trust.so, and a bundle
 # extracted from them that openssl verify uses.
 printf 'module: %s\ntrust-policy: yes\n' "$(realpath "$build/src/trust/p11glue-trust.so")" \

@@ -260,7 +260,9 @@ registry_add(p11glue_registry *reg, p11glue_module *mod)
 static int
 registry_finish(p11glue_registry *reg)
 {
-	qsort(reg->modules, reg->n, sizeof(*reg->modules), compare_modules);
+	/* qsort with a NULL array is undefined even for no elements. */
+	if (reg->n > 1)
+		qsort(reg->modules, reg->n, sizeof(*reg->modules), compare_modules);
 	if (reg->flags & P11GLUE_REGISTRY_NO_LOAD)
 		return P11GLUE_OK;
 	for (size_t i = 0; i < reg->n; i++) {

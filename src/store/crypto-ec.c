@@ -173,7 +173,7 @@ EVP_PKEY *pg_ec_public_key(const pg_curve *curve, const unsigned char *point, si
 		return NULL;
 	if (curve->key_type == CKK_EC_EDWARDS)
 		return EVP_PKEY_new_raw_public_key_ex(NULL, curve->name, NULL, point, len);
-	ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+	ctx = EVP_PKEY_CTX_new_from_name(NULL, PG_OID_EC, NULL);
 	if (ctx == NULL)
 		return NULL;
 	params[0] = OSSL_PARAM_construct_utf8_string(OSSL_PKEY_PARAM_GROUP_NAME,

@@ -282,7 +282,7 @@ static CK_RV rsa_from_attrs(const CK_ATTRIBUTE *a, CK_ULONG n, bool priv, pg_key
 		have = i + 1;
 	}
 	if (bld != NULL && (have == need || have == PG_N_ELEMENTS(parts)))
-		pkey = pkey_fromdata("RSA", priv ? EVP_PKEY_KEYPAIR : EVP_PKEY_PUBLIC_KEY, bld);
+		pkey = pkey_fromdata(PG_OID_RSA, priv ? EVP_PKEY_KEYPAIR : EVP_PKEY_PUBLIC_KEY, bld);
 	OSSL_PARAM_BLD_free(bld);
 	for (size_t i = 0; i < PG_N_ELEMENTS(parts); i++)
 		BN_clear_free(bns[i]);
@@ -321,7 +321,7 @@ static EVP_PKEY *ec_private(const pg_curve *curve, const CK_ATTRIBUTE *value)
 	if (point_len > 0 &&
 	    OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, curve->name, 0) &&
 	    OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, point_len))
-		pkey = pkey_fromdata("EC", EVP_PKEY_KEYPAIR, bld);
+		pkey = pkey_fromdata(PG_OID_EC, EVP_PKEY_KEYPAIR, bld);
 	OSSL_PARAM_BLD_free(bld);
 	BN_clear_free(priv);
 	return pkey;

@@ -135,7 +135,7 @@ static CK_RV rsa_generate(const CK_ATTRIBUTE *pub, CK_ULONG n, EVP_PKEY **pkey)
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		}
 	}
-	ctx = EVP_PKEY_CTX_new_from_name(NULL, "RSA", NULL);
+	ctx = EVP_PKEY_CTX_new_from_name(NULL, PG_OID_RSA, NULL);
 	if (ctx == NULL || EVP_PKEY_keygen_init(ctx) <= 0 ||
 	    EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, (int)bits) <= 0 ||
 	    (exp != NULL && EVP_PKEY_CTX_set1_rsa_keygen_pubexp(ctx, exp) <= 0))
@@ -169,7 +169,7 @@ static CK_RV ec_generate(const pg_mech *mech, const CK_ATTRIBUTE *pub, CK_ULONG 
 		if (ctx == NULL || EVP_PKEY_keygen_init(ctx) <= 0)
 			rv = CKR_FUNCTION_FAILED;
 	} else {
-		ctx = EVP_PKEY_CTX_new_from_name(NULL, "EC", NULL);
+		ctx = EVP_PKEY_CTX_new_from_name(NULL, PG_OID_EC, NULL);
 		if (ctx == NULL || EVP_PKEY_keygen_init(ctx) <= 0 ||
 		    EVP_PKEY_CTX_set_group_name(ctx, (*curve)->name) <= 0)
 			rv = CKR_FUNCTION_FAILED;

@@ -35,6 +35,16 @@
 
 #include <stdatomic.h>
 
+/*
+ * Key types named by OID for EVP_PKEY_CTX_new_from_name: by its short
+ * name ("RSA", "EC") libcrypto hands the request to a default ENGINE when
+ * the host program set one (openssl -engine pkcs11, curl --engine), whose
+ * legacy methods cannot build keys from parameters; by OID it goes to the
+ * providers.
+ */
+#define PG_OID_RSA "1.2.840.113549.1.1.1"
+#define PG_OID_EC "1.2.840.10045.2.1"
+
 /* ---------------------------------------------------------------------------
  * Hashes (crypto-mechs.c). Fetched once per process, never freed.
  */

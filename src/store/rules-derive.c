@@ -73,12 +73,18 @@ pg_rules_check_value(CK_OBJECT_CLASS cls, CK_ULONG subtype, const CK_ATTRIBUTE *
 	return ok;
 }
 
+/*
+ * Stores *der (len bytes, from an i2d_ call) and frees it. The buffer is
+ * passed by address: C leaves the order of argument evaluation open, so
+ * reading it by value beside the i2d_ call that sets it is not safe.
+ */
 static bool
-set_der(pg_attrs *attrs, CK_ATTRIBUTE_TYPE type, int len, unsigned char *der)
+set_der(pg_attrs *attrs, CK_ATTRIBUTE_TYPE type, int len, unsigned char **der)
 {
-	bool ok = len > 0 && pg_attrs_set(attrs, type, der, (CK_ULONG)len);
+	bool ok = len > 0 && pg_attrs_set(attrs, type, *der, (CK_ULONG)len);
 
-	OPENSSL_free(der);
+	OPENSSL_free(*der);
+	*der = NULL;
 	return ok;
 }
 
@@ -104,23 +110,23 @@ pg_rules_x509_complete(pg_attrs *given)
 		return CKR_OK;
 	if (pg_attrs_find(given, CKA_SUBJECT) == NULL) {
 		der = NULL;
-		if (!set_der(given, CKA_SUBJECT, i2d_X509_NAME(X509_get_subject_name(cert), &der), der))
+		if (!set_der(given, CKA_SUBJECT, i2d_X509_NAME(X509_get_subject_name(cert), &der), &der))
 			goto out;
 	}
 	if (pg_attrs_find(given, CKA_ISSUER) == NULL) {
 		der = NULL;
-		if (!set_der(given, CKA_ISSUER, i2d_X509_NAME(X509_get_issuer_name(cert), &der), der))
+		if (!set_der(given, CKA_ISSUER, i2d_X509_NAME(X509_get_issuer_name(cert), &der), &der))
 			goto out;
 	}
 	if (pg_attrs_find(given, CKA_SERIAL_NUMBER) == NULL) {
 		der = NULL;
 		if (!set_der(given, CKA_SERIAL_NUMBER,
-		             i2d_ASN1_INTEGER(X509_get0_serialNumber(cert), &der), der))
+		             i2d_ASN1_INTEGER(X509_get0_serialNumber(cert), &der), &der))
 			goto out;
 	}
 	if (pg_attrs_find(given, CKA_PUBLIC_KEY_INFO) == NULL && X509_get0_pubkey(cert) != NULL) {
 		der = NULL;
-		if (!set_der(given, CKA_PUBLIC_KEY_INFO, i2d_PUBKEY(X509_get0_pubkey(cert), &der), der))
+		if (!set_der(given, CKA_PUBLIC_KEY_INFO, i2d_PUBKEY(X509_get0_pubkey(cert), &der), &der))
 			goto out;
 	}
 	rv = CKR_OK;

@@ -7,6 +7,7 @@
 
 #include "tool.h"
 #include "trust.h"
+#include "store-tool.h"
 
 #include <p11glue/p11glue.h>
 
@@ -24,6 +25,16 @@ static const pg_command commands[] = {
 	  pg_cmd_print_config },
 	{ "uri", "Parse, check and build PKCS#11 URIs (RFC 7512)", pg_cmd_uri },
 	{ "trust", "Trust anchors, distrust and CRLs (p11-kit's trust command)", pg_cmd_trust },
+	{ "init-token", "Create a token (in the key store: a new token)", pg_cmd_init_token },
+	{ "init-pin", "Set or unlock a token's user PIN, as its security officer",
+	  pg_cmd_init_pin },
+	{ "set-pin", "Change a token's user PIN (or SO PIN)", pg_cmd_set_pin },
+	{ "generate-keypair", "Generate a key pair on a token", pg_cmd_generate_keypair },
+	{ "import", "Import a private key (OpenSSH, PEM, PKCS#8, PKCS#12) or certificates",
+	  pg_cmd_import },
+	{ "export-pubkey", "Print public keys of a token in OpenSSH or PEM format",
+	  pg_cmd_export_pubkey },
+	{ "delete-object", "Delete the objects a URI selects", pg_cmd_delete_object },
 };
 
 static void

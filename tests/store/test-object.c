@@ -4,6 +4,9 @@
  */
 #include "store-test.h"
 
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
 static CK_OBJECT_CLASS c_data = CKO_DATA, c_secret = CKO_SECRET_KEY;
 static CK_KEY_TYPE k_aes = CKK_AES, k_generic = CKK_GENERIC_SECRET;
 static CK_BBOOL yes = CK_TRUE, no = CK_FALSE;
@@ -442,6 +445,66 @@ test_templates(void)
 	st_fini();
 }
 
+/* A self-signed certificate, DER-encoded (free with OPENSSL_free). */
+static int
+make_cert(unsigned char **der, unsigned char **subject, int *subject_len)
+{
+	EVP_PKEY *key = EVP_EC_gen("P-256");
+	X509 *cert = X509_new();
+	X509_NAME *name = X509_NAME_new();
+	int len;
+
+	pg_assert_not_null(key);
+	X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, (const unsigned char *)"store test", -1, -1, 0);
+	X509_set_version(cert, 2);
+	ASN1_INTEGER_set(X509_get_serialNumber(cert), 4242);
+	X509_set_subject_name(cert, name);
+	X509_set_issuer_name(cert, name);
+	X509_gmtime_adj(X509_getm_notBefore(cert), 0);
+	X509_gmtime_adj(X509_getm_notAfter(cert), 86400);
+	X509_set_pubkey(cert, key);
+	pg_assert(X509_sign(cert, key, EVP_sha256()) > 0);
+	*der = NULL;
+	len = i2d_X509(cert, der);
+	*subject = NULL;
+	*subject_len = i2d_X509_NAME(name, subject);
+	X509_NAME_free(name);
+	X509_free(cert);
+	EVP_PKEY_free(key);
+	return len;
+}
+
+/* A certificate given as its DER only gets subject, issuer, serial and
+ * public key info from it (what pkcs11-tool --write-object and NSS send). */
+static void
+test_certificate_from_der(void)
+{
+	static CK_OBJECT_CLASS c_cert = CKO_CERTIFICATE;
+	static CK_CERTIFICATE_TYPE x509 = CKC_X_509;
+	unsigned char *der, *subject, buf[512];
+	int subject_len, len = make_cert(&der, &subject, &subject_len);
+	fixture f = setup(true);
+	CK_ATTRIBUTE t[] = {
+		A(CKA_CLASS, c_cert), A(CKA_CERTIFICATE_TYPE, x509), A(CKA_TOKEN, yes),
+		{ CKA_VALUE, der, (CK_ULONG)len },
+	};
+	CK_ATTRIBUTE get[] = {
+		{ CKA_SUBJECT, buf, sizeof(buf) },
+		{ CKA_ISSUER, NULL, 0 }, { CKA_SERIAL_NUMBER, NULL, 0 }, { CKA_PUBLIC_KEY_INFO, NULL, 0 },
+	};
+	CK_OBJECT_HANDLE h;
+
+	ck_assert_rv(p11->C_CreateObject(f.rw, t, N_ELEMENTS(t), &h), CKR_OK);
+	ck_assert_rv(p11->C_GetAttributeValue(f.rw, h, get, N_ELEMENTS(get)), CKR_OK);
+	pg_assert_mem_eq(buf, get[0].ulValueLen, subject, (size_t)subject_len);
+	pg_assert_int_eq(get[1].ulValueLen, subject_len);
+	pg_assert(get[2].ulValueLen > 0);
+	pg_assert(get[3].ulValueLen > 0);
+	OPENSSL_free(der);
+	OPENSSL_free(subject);
+	st_fini();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -457,5 +520,6 @@ main(int argc, char **argv)
 	pg_test("object/session-objects-go", test_session_objects_go);
 	pg_test("object/private-visibility", test_private_visibility);
 	pg_test("object/templates", test_templates);
+	pg_test("object/certificate-from-der", test_certificate_from_der);
 	return pg_test_run(argc, argv);
 }

@@ -1,0 +1,420 @@
+/*
+ * p11glue init-token | init-pin | set-pin: a token's life cycle (PKCS#11
+ * base specification §5.6: C_InitToken, C_InitPIN, C_SetPIN).
+ */
+#include "config.h"
+
+#include "store-tool.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------
+ * init-token
+ */
+
+static void
+init_token_usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: p11glue init-token [--label LABEL] [--so-pin-source SRC] [--force]\n"
+	        "                          [--module PATH] [--store DIR] [URI]\n"
+	        "\n"
+	        "Creates a token. With the key store module (p11glue-store.so) the new\n"
+	        "token goes to the store's free slot, and a new free slot appears; other\n"
+	        "modules initialize the first slot whose token is not initialized. The\n"
+	        "label comes from --label, else from the URI's token attribute. The SO\n"
+	        "(security officer) PIN chosen here later sets and unlocks the user PIN\n"
+	        "(init-pin). Prints the new token's URI.\n"
+	        "\n"
+	        "Options:\n"
+	        "  --label LABEL        the token's label, at most 32 bytes\n"
+	        "  --so-pin-source SRC  read the SO PIN from SRC; else the URI's pin-value\n"
+	        "                       or pin-source; else it is asked for twice\n"
+	        "  --force              when a token with this label exists, re-initialize\n"
+	        "                       it: every object on it is ERASED (its SO PIN is\n"
+	        "                       needed); without --force that is an error\n"
+	        "  -h, --help           show this help\n"
+	        "\n");
+	pg_store_help_common(out);
+	fprintf(out,
+	        "\n"
+	        "Example:\n"
+	        "  p11glue init-token --label mykeys --so-pin-source ~/so-pin.txt\n"
+	        "  p11glue init-pin 'pkcs11:token=mykeys'\n");
+}
+
+/* The token that already carries the label, if any (*found set). */
+static int
+existing_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label, bool *found)
+{
+	p11glue_uri *named = p11glue_uri_dup(uri);
+	int status;
+
+	*found = false;
+	if (named == NULL ||
+	    p11glue_uri_set(named, P11GLUE_URI_TOKEN, label, strlen(label), NULL) != P11GLUE_OK) {
+		p11glue_uri_free(named);
+		pg_tool_error("out of memory");
+		return PG_EXIT_FAIL;
+	}
+	status = pg_keytoken_select(kt, named, PG_KEYTOKEN_QUIET);
+	p11glue_uri_free(named);
+	*found = status == PG_EXIT_OK;
+	return PG_EXIT_OK;
+}
+
+static int
+free_slot(pg_keytoken *kt, const p11glue_uri *uri)
+{
+	p11glue_uri *any = p11glue_uri_dup(uri);
+	int status;
+
+	if (any == NULL) {
+		pg_tool_error("out of memory");
+		return PG_EXIT_FAIL;
+	}
+	/* The free slot's token has no label yet. */
+	p11glue_uri_unset(any, P11GLUE_URI_TOKEN);
+	status = pg_keytoken_select(kt, any, PG_KEYTOKEN_FREE);
+	p11glue_uri_free(any);
+	return status;
+}
+
+static int
+do_init_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label,
+              const char *so_source, bool force)
+{
+	CK_UTF8CHAR padded[32];
+	p11glue_pin *pin = NULL;
+	const unsigned char *value;
+	char prompt[96], *text;
+	bool exists;
+	size_t len;
+	int status;
+	CK_RV rv;
+
+	status = existing_token(kt, uri, label, &exists);
+	if (status != PG_EXIT_OK)
+		return status;
+	if (exists && !force) {
+		pg_tool_error("a token labelled '%s' exists already; --force erases and "
+		              "re-initializes it", label);
+		return PG_EXIT_FAIL;
+	}
+	if (!exists && (status = free_slot(kt, uri)) != PG_EXIT_OK)
+		return status;
+	snprintf(prompt, sizeof(prompt), exists ? "SO PIN of %s" : "New SO PIN for %s", label);
+	if (so_source != NULL)
+		status = pg_store_read_secret(so_source, prompt, !exists, &pin);
+	else if (p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
+	         p11glue_uri_get(uri, P11GLUE_URI_PIN_SOURCE, NULL))
+		status = pg_keytoken_read_pin(kt, CKU_SO, uri, NULL, &pin);
+	else
+		status = pg_store_read_secret(NULL, prompt, !exists, &pin);
+	if (status != PG_EXIT_OK)
+		return status;
+	memset(padded, ' ', sizeof(padded));
+	memcpy(padded, label, strlen(label));
+	value = p11glue_pin_value(pin, &len);
+	rv = kt->f->C_InitToken(kt->slot, (CK_UTF8CHAR_PTR)value, len, padded);
+	p11glue_pin_free(pin);
+	if (rv != CKR_OK) {
+		pg_keytoken_error("C_InitToken", rv);
+		return PG_EXIT_FAIL;
+	}
+	pg_keytoken_refresh(kt);
+	text = pg_keytoken_uri(kt);
+	printf("%s token '%s' in slot %lu: %s\n", exists ? "re-initialized" : "initialized", label,
+	       kt->slot, text ? text : "?");
+	free(text);
+	return PG_EXIT_OK;
+}
+
+int
+pg_cmd_init_token(int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "label", required_argument, NULL, 'l' },
+		{ "so-pin-source", required_argument, NULL, 's' },
+		{ "force", no_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		PG_STORE_LONG_OPTIONS,
+		{ NULL, 0, NULL, 0 }
+	};
+	pg_store_opts opts = { 0 };
+	pg_keytoken kt;
+	const char *label = NULL, *so_source = NULL;
+	char *from_uri = NULL;
+	p11glue_uri *uri = NULL;
+	bool force = false;
+	size_t len;
+	int opt, status;
+
+	pg_tool_getopt_reset();
+	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		if (pg_store_opts_take(&opts, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'l':
+			label = optarg;
+			break;
+		case 's':
+			so_source = optarg;
+			break;
+		case 'f':
+			force = true;
+			break;
+		case 'h':
+			init_token_usage(stdout);
+			return PG_EXIT_OK;
+		default:
+			return pg_tool_option_error(argv[0], opt, argv);
+		}
+	}
+	if (argc - optind > 1)
+		return pg_tool_usage_error(argv[0], "unexpected argument '%s'", argv[optind + 1]);
+	if (!pg_store_parse_uri(optind < argc ? argv[optind] : NULL, &uri))
+		return PG_EXIT_FAIL;
+	if (label == NULL) {
+		const unsigned char *t = p11glue_uri_get(uri, P11GLUE_URI_TOKEN, &len);
+		if (t != NULL)
+			label = from_uri = (char *)pg_memdup0(t, len);
+	}
+	if (label == NULL || *label == 0 || strlen(label) > 32 ||
+	    (from_uri && strlen(from_uri) != len)) {
+		p11glue_uri_free(uri);
+		free(from_uri);
+		return pg_tool_usage_error(argv[0], label == NULL
+		                           ? "a label is needed: --label LABEL or token=LABEL in the URI"
+		                           : "the label must be 1-32 bytes without NUL");
+	}
+	status = pg_keytoken_load(&kt, &opts, uri);
+	if (status == PG_EXIT_OK)
+		status = do_init_token(&kt, uri, label, so_source, force);
+	pg_keytoken_clear(&kt);
+	p11glue_uri_free(uri);
+	free(from_uri);
+	return status;
+}
+
+/* ---------------------------------------------------------------------------
+ * init-pin
+ */
+
+static void
+init_pin_usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: p11glue init-pin [--so-pin-source SRC] [--new-pin-source SRC]\n"
+	        "                        [--module PATH] [--store DIR] [URI]\n"
+	        "\n"
+	        "Sets the user PIN of a token, logged in as its security officer: the\n"
+	        "first user PIN of a new token, or a new one after the user PIN was\n"
+	        "forgotten or locked by too many wrong PINs (which also unlocks it).\n"
+	        "\n"
+	        "Options:\n"
+	        "  --so-pin-source SRC   read the SO PIN from SRC; else the URI's\n"
+	        "                        pin-value or pin-source; else it is asked for\n"
+	        "  --new-pin-source SRC  read the new user PIN from SRC; else it is asked\n"
+	        "                        for twice\n"
+	        "  -h, --help            show this help\n"
+	        "\n");
+	pg_store_help_common(out);
+	fprintf(out,
+	        "\n"
+	        "Example:\n"
+	        "  p11glue init-pin --new-pin-source ~/pin.txt 'pkcs11:token=mykeys'\n");
+}
+
+/* Parses the options of init-pin and set-pin; -1 to go on, else an exit code. */
+static int
+pin_options(int argc, char **argv, bool set, pg_store_opts *opts, const char **so_source,
+            const char **new_source, bool *so, p11glue_uri **uri)
+{
+	static const struct option options[] = {
+		{ "so-pin-source", required_argument, NULL, 's' },
+		{ "new-pin-source", required_argument, NULL, 'n' },
+		{ "so", no_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		PG_STORE_LONG_OPTIONS,
+		{ NULL, 0, NULL, 0 }
+	};
+	int opt;
+
+	pg_tool_getopt_reset();
+	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		if (pg_store_opts_take(opts, opt, optarg))
+			continue;
+		if (opt == 's' && !set)
+			*so_source = optarg;
+		else if (opt == 'n')
+			*new_source = optarg;
+		else if (opt == 'o' && set)
+			*so = true;
+		else if (opt == 'h')
+			return -2;
+		else if (opt == 's' || opt == 'o')
+			return pg_tool_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
+		else
+			return pg_tool_option_error(argv[0], opt, argv);
+	}
+	if (argc - optind > 1)
+		return pg_tool_usage_error(argv[0], "unexpected argument '%s'", argv[optind + 1]);
+	if (!pg_store_parse_uri(optind < argc ? argv[optind] : NULL, uri))
+		return PG_EXIT_FAIL;
+	return -1;
+}
+
+static int
+do_init_pin(pg_keytoken *kt, const p11glue_uri *uri, const char *so_source,
+            const char *new_source)
+{
+	p11glue_pin *pin = NULL;
+	const unsigned char *value;
+	char prompt[96];
+	size_t len;
+	int status;
+	CK_RV rv;
+
+	if ((status = pg_keytoken_select(kt, uri, 0)) != PG_EXIT_OK ||
+	    (status = pg_keytoken_open(kt, true)) != PG_EXIT_OK ||
+	    (status = pg_keytoken_login(kt, CKU_SO, uri, so_source)) != PG_EXIT_OK)
+		return status;
+	snprintf(prompt, sizeof(prompt), "New user PIN for %s", pg_keytoken_label(kt));
+	status = pg_store_read_secret(new_source, prompt, true, &pin);
+	if (status == PG_EXIT_OK) {
+		value = p11glue_pin_value(pin, &len);
+		rv = kt->f->C_InitPIN(kt->session, (CK_UTF8CHAR_PTR)value, len);
+		p11glue_pin_free(pin);
+		if (rv != CKR_OK) {
+			pg_keytoken_error("C_InitPIN", rv);
+			status = PG_EXIT_FAIL;
+		} else {
+			printf("user PIN of token '%s' set\n", pg_keytoken_label(kt));
+		}
+	}
+	kt->f->C_Logout(kt->session);
+	return status;
+}
+
+int
+pg_cmd_init_pin(int argc, char **argv)
+{
+	pg_store_opts opts = { 0 };
+	const char *so_source = NULL, *new_source = NULL;
+	p11glue_uri *uri = NULL;
+	pg_keytoken kt;
+	bool so = false;
+	int status = pin_options(argc, argv, false, &opts, &so_source, &new_source, &so, &uri);
+
+	if (status == -2) {
+		init_pin_usage(stdout);
+		return PG_EXIT_OK;
+	}
+	if (status >= 0)
+		return status;
+	status = pg_keytoken_load(&kt, &opts, uri);
+	if (status == PG_EXIT_OK)
+		status = do_init_pin(&kt, uri, so_source, new_source);
+	pg_keytoken_clear(&kt);
+	p11glue_uri_free(uri);
+	return status;
+}
+
+/* ---------------------------------------------------------------------------
+ * set-pin
+ */
+
+static void
+set_pin_usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: p11glue set-pin [--so] [--new-pin-source SRC] [--module PATH]\n"
+	        "                       [--store DIR] [URI]\n"
+	        "\n"
+	        "Changes the user PIN of a token (with --so: the SO PIN). The current PIN\n"
+	        "comes from the URI's pin-value or pin-source, else it is asked for. With\n"
+	        "the key store, changing a PIN re-wraps the token key; no key is\n"
+	        "re-encrypted.\n"
+	        "\n"
+	        "Options:\n"
+	        "  --so                  change the SO PIN instead of the user PIN\n"
+	        "  --new-pin-source SRC  read the new PIN from SRC; else it is asked for\n"
+	        "                        twice\n"
+	        "  -h, --help            show this help\n"
+	        "\n");
+	pg_store_help_common(out);
+	fprintf(out,
+	        "\n"
+	        "Example:\n"
+	        "  p11glue set-pin 'pkcs11:token=mykeys'\n");
+}
+
+static int
+do_set_pin(pg_keytoken *kt, const p11glue_uri *uri, bool so, const char *new_source)
+{
+	CK_USER_TYPE who = so ? CKU_SO : CKU_USER;
+	p11glue_pin *old = NULL, *pin = NULL;
+	const unsigned char *old_value, *value;
+	size_t old_len, len;
+	char prompt[96];
+	int status;
+	CK_RV rv = CKR_OK;
+
+	if ((status = pg_keytoken_select(kt, uri, 0)) != PG_EXIT_OK ||
+	    (status = pg_keytoken_open(kt, true)) != PG_EXIT_OK ||
+	    (status = pg_keytoken_read_pin(kt, who, uri, NULL, &old)) != PG_EXIT_OK)
+		return status;
+	snprintf(prompt, sizeof(prompt), "New %s for %s", so ? "SO PIN" : "PIN",
+	         pg_keytoken_label(kt));
+	status = pg_store_read_secret(new_source, prompt, true, &pin);
+	if (status != PG_EXIT_OK) {
+		p11glue_pin_free(old);
+		return status;
+	}
+	old_value = p11glue_pin_value(old, &old_len);
+	value = p11glue_pin_value(pin, &len);
+	/* Not logged in, C_SetPIN changes the user PIN; the SO's needs the
+	 * SO logged in (base specification §5.6). */
+	if (so)
+		rv = kt->f->C_Login(kt->session, CKU_SO, (CK_UTF8CHAR_PTR)old_value, old_len);
+	if (rv == CKR_OK)
+		rv = kt->f->C_SetPIN(kt->session, (CK_UTF8CHAR_PTR)old_value, old_len,
+		                     (CK_UTF8CHAR_PTR)value, len);
+	p11glue_pin_free(old);
+	p11glue_pin_free(pin);
+	if (so)
+		kt->f->C_Logout(kt->session);
+	if (rv != CKR_OK) {
+		pg_keytoken_error(so ? "changing the SO PIN" : "changing the PIN", rv);
+		return PG_EXIT_FAIL;
+	}
+	printf("%s of token '%s' changed\n", so ? "SO PIN" : "user PIN", pg_keytoken_label(kt));
+	return PG_EXIT_OK;
+}
+
+int
+pg_cmd_set_pin(int argc, char **argv)
+{
+	pg_store_opts opts = { 0 };
+	const char *so_source = NULL, *new_source = NULL;
+	p11glue_uri *uri = NULL;
+	pg_keytoken kt;
+	bool so = false;
+	int status = pin_options(argc, argv, true, &opts, &so_source, &new_source, &so, &uri);
+
+	if (status == -2) {
+		set_pin_usage(stdout);
+		return PG_EXIT_OK;
+	}
+	if (status >= 0)
+		return status;
+	status = pg_keytoken_load(&kt, &opts, uri);
+	if (status == PG_EXIT_OK)
+		status = do_set_pin(&kt, uri, so, new_source);
+	pg_keytoken_clear(&kt);
+	p11glue_uri_free(uri);
+	return status;
+}

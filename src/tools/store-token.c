@@ -1,0 +1,639 @@
+/*
+ * The key store commands' module, token, session and PIN handling
+ * (store-tool.h).
+ */
+#include "config.h"
+
+#include "store-tool.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STORE_MODULE "p11glue-store.so"
+#define STORE_NAME "p11glue-store"
+
+bool
+pg_store_opts_take(pg_store_opts *opts, int opt, const char *arg)
+{
+	if (opt == 'M')
+		opts->module = arg;
+	else if (opt == 'S')
+		opts->store = arg;
+	else
+		return false;
+	return true;
+}
+
+bool
+pg_store_parse_uri(const char *text, p11glue_uri **uri)
+{
+	if (text != NULL)
+		return pg_tool_parse_uri(text, uri);
+	*uri = p11glue_uri_new();
+	if (*uri == NULL)
+		pg_tool_error("out of memory");
+	return *uri != NULL;
+}
+
+void
+pg_store_help_common(FILE *out)
+{
+	fprintf(out,
+	        "Module and token:\n"
+	        "  --module PATH   the PKCS#11 module. Without it: the URI's module-path,\n"
+	        "                  else the module registered under the URI's module-name,\n"
+	        "                  else the module registered as 'p11glue-store', else\n"
+	        "                  p11glue-store.so of the build tree this program runs from,\n"
+	        "                  else the installed " P11GLUE_MODULE_DIR "/" STORE_MODULE ".\n"
+	        "  --store DIR     the key store directory (passed to the module as\n"
+	        "                  store=DIR); default: $P11GLUE_STORE_DIR, else\n"
+	        "                  $XDG_DATA_HOME/p11glue/store, else\n"
+	        "                  ~/.local/share/p11glue/store.\n"
+	        "  URI             a PKCS#11 URI (RFC 7512) selecting the token, as\n"
+	        "                  'p11glue list-tokens' prints it (token=LABEL is usually\n"
+	        "                  enough). It may be left out when the module has one\n"
+	        "                  token.\n"
+	        "\n"
+	        "PINs: a PIN the command logs in with comes from the URI's pin-value or\n"
+	        "pin-source (pin-source=file:/path/to/file), else from a prompt on the\n"
+	        "terminal with echo off. A *-source option takes a file name or\n"
+	        "file:/path; the file must be readable by its owner only (chmod 600),\n"
+	        "and one trailing newline is dropped.\n"
+	        "\n"
+	        "Exit status: 0 success, 1 an error (no such token or object, wrong PIN,\n"
+	        "unreadable file, refused by the token), 2 a usage error.\n");
+}
+
+void
+pg_keytoken_error(const char *what, CK_RV rv)
+{
+	const char *hint = NULL;
+
+	switch (rv) {
+	case CKR_PIN_INCORRECT:
+		hint = "wrong PIN";
+		break;
+	case CKR_PIN_LOCKED:
+		hint = "the PIN is locked after too many wrong PINs (the SO unlocks it with init-pin)";
+		break;
+	case CKR_USER_PIN_NOT_INITIALIZED:
+		hint = "the token has no user PIN yet: set one with 'p11glue init-pin'";
+		break;
+	case CKR_PIN_LEN_RANGE:
+		hint = "the PIN is too short or too long for this token";
+		break;
+	case CKR_USER_NOT_LOGGED_IN:
+		hint = "this needs a login";
+		break;
+	case CKR_TOKEN_WRITE_PROTECTED:
+		hint = "the token is write-protected";
+		break;
+	case CKR_SESSION_EXISTS:
+		hint = "another program has a session open on this token";
+		break;
+	default:
+		break;
+	}
+	if (hint)
+		pg_tool_error("%s: %s (%s)", what, hint, pg_tool_ckr(rv));
+	else
+		pg_tool_error("%s: %s", what, pg_tool_ckr(rv));
+}
+
+/* ---------------------------------------------------------------------------
+ * The module
+ */
+
+/* p11glue-store.so beside this program in a build tree (src/tools/p11glue
+ * and src/store/p11glue-store.so), or NULL. Linux: /proc/self/exe. */
+static char *
+build_tree_module(void)
+{
+	char exe[PATH_MAX], *slash, *path;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t len;
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	slash = strrchr(exe, '/');
+	if (slash == NULL)
+		return NULL;
+	*slash = 0;
+	len = strlen(exe) + sizeof("/../store/" STORE_MODULE);
+	path = malloc(len);
+	if (path == NULL)
+		return NULL;
+	snprintf(path, len, "%s/../store/" STORE_MODULE, exe);
+	if (access(path, R_OK) != 0) {
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+/* The registered module named name: its file and reserved string. */
+static bool
+registered(const char *name, char **file, char **reserved)
+{
+	p11glue_registry *reg = NULL;
+	p11glue_module *mod;
+	const char *f, *r;
+	bool found = false;
+
+	if (p11glue_registry_load(P11GLUE_REGISTRY_NO_LOAD, &reg) != P11GLUE_OK && reg == NULL)
+		return false;
+	mod = reg ? p11glue_registry_find(reg, name) : NULL;
+	f = mod ? p11glue_module_filename(mod) : NULL;
+	if (f != NULL && *f) {
+		r = p11glue_module_config(mod, "x-init-reserved");
+		*file = strdup(f);
+		*reserved = r ? strdup(r) : NULL;
+		found = *file != NULL;
+	}
+	p11glue_registry_free(reg);
+	return found;
+}
+
+/* The module file to load and its name; NULL after printing why. */
+static char *
+choose_module(const pg_store_opts *opts, const p11glue_uri *uri, const char **name,
+              char **reserved)
+{
+	const unsigned char *path = uri ? p11glue_uri_get(uri, P11GLUE_URI_MODULE_PATH, NULL) : NULL;
+	const unsigned char *mname = uri ? p11glue_uri_get(uri, P11GLUE_URI_MODULE_NAME, NULL) : NULL;
+	char *file = NULL;
+
+	*name = NULL;
+	if (opts->module != NULL || path != NULL) {
+		const char *given = opts->module ? opts->module : (const char *)path;
+		/* A file name with a directory is taken from here, not from the
+		 * module path. */
+		if (strchr(given, '/') != NULL && (file = realpath(given, NULL)) == NULL) {
+			pg_tool_error("%s: %s", given, strerror(errno));
+			return NULL;
+		}
+		return file ? file : strdup(given);
+	}
+	if (mname != NULL) {
+		if (!registered((const char *)mname, &file, reserved)) {
+			pg_tool_error("no module named '%s' is registered", (const char *)mname);
+			return NULL;
+		}
+		*name = (const char *)mname;
+		return file;
+	}
+	if (registered(STORE_NAME, &file, reserved)) {
+		*name = STORE_NAME;
+		return file;
+	}
+	file = build_tree_module();
+	return file ? file : strdup(P11GLUE_MODULE_DIR "/" STORE_MODULE);
+}
+
+int
+pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *uri)
+{
+	const char *name = NULL;
+	char *reserved = NULL, *joined = NULL, *file;
+	size_t len;
+	int rv;
+
+	memset(kt, 0, sizeof(*kt));
+	if (opts->store != NULL && strpbrk(opts->store, " \t\n") != NULL) {
+		pg_tool_error("--store: a directory name with white space cannot be passed to the "
+		              "module; set P11GLUE_STORE_DIR instead");
+		return PG_EXIT_USAGE;
+	}
+	file = choose_module(opts, uri, &name, &reserved);
+	if (file == NULL) {
+		free(reserved);
+		return PG_EXIT_FAIL;
+	}
+	if (opts->store != NULL) {
+		/* The module reads space-separated key=value pairs; the last
+		 * store= wins over one from the registry. */
+		len = (reserved ? strlen(reserved) : 0) + strlen(opts->store) + 16;
+		joined = malloc(len);
+		if (joined != NULL)
+			snprintf(joined, len, "%s%sstore=%s", reserved ? reserved : "",
+			         reserved ? " " : "", opts->store);
+	}
+	rv = p11glue_registry_load_file(file, name, joined ? joined : reserved, 0, &kt->registry);
+	free(joined);
+	free(reserved);
+	if (kt->registry != NULL)
+		pg_tool_print_messages(p11glue_registry_messages(kt->registry));
+	if (rv != P11GLUE_OK || kt->registry == NULL ||
+	    (kt->f = p11glue_module_functions(p11glue_registry_module(kt->registry, 0))) == NULL) {
+		pg_tool_error("cannot load the PKCS#11 module %s", file);
+		free(file);
+		p11glue_registry_free(kt->registry);
+		kt->registry = NULL;
+		return PG_EXIT_FAIL;
+	}
+	kt->module_path = file;
+	return PG_EXIT_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * The token
+ */
+
+static int
+padded_len(const unsigned char *s, size_t size)
+{
+	while (size > 0 && (s[size - 1] == ' ' || s[size - 1] == 0))
+		size--;
+	return (int)size;
+}
+
+const char *
+pg_keytoken_label(pg_keytoken *kt)
+{
+	static __thread char label[sizeof(kt->token.label) + 1];
+	int n = padded_len(kt->token.label, sizeof(kt->token.label));
+
+	memcpy(label, kt->token.label, (size_t)n);
+	label[n] = 0;
+	return label;
+}
+
+char *
+pg_keytoken_uri(const pg_keytoken *kt)
+{
+	p11glue_uri *uri = p11glue_uri_new();
+	char *text = NULL;
+
+	if (uri != NULL && p11glue_uri_set_token_info(uri, &kt->token) == P11GLUE_OK)
+		text = p11glue_uri_format(uri);
+	p11glue_uri_free(uri);
+	return text;
+}
+
+static bool
+token_wanted(const CK_TOKEN_INFO *token, unsigned flags)
+{
+	bool initialized = (token->flags & CKF_TOKEN_INITIALIZED) != 0;
+
+	return (flags & PG_KEYTOKEN_FREE) ? !initialized : initialized;
+}
+
+int
+pg_keytoken_select(pg_keytoken *kt, const p11glue_uri *uri, unsigned flags)
+{
+	CK_SLOT_ID *slots = NULL;
+	CK_SLOT_INFO slot_info;
+	CK_TOKEN_INFO token;
+	CK_ULONG n = 0;
+	size_t matches = 0;
+	pg_buf names;
+	CK_RV rv = kt->f->C_GetSlotList(CK_TRUE, NULL, &n);
+
+	if (rv == CKR_OK && n > 0) {
+		slots = calloc(n, sizeof(*slots));
+		rv = slots ? kt->f->C_GetSlotList(CK_TRUE, slots, &n) : CKR_HOST_MEMORY;
+	}
+	if (rv != CKR_OK) {
+		free(slots);
+		pg_keytoken_error("C_GetSlotList", rv);
+		return PG_EXIT_FAIL;
+	}
+	pg_buf_init(&names);
+	for (CK_ULONG i = 0; i < n; i++) {
+		if (kt->f->C_GetSlotInfo(slots[i], &slot_info) != CKR_OK ||
+		    kt->f->C_GetTokenInfo(slots[i], &token) != CKR_OK || !token_wanted(&token, flags))
+			continue;
+		if (uri != NULL && (!p11glue_uri_match_slot_info(uri, slots[i], &slot_info) ||
+		                    !p11glue_uri_match_token_info(uri, &token)))
+			continue;
+		if (matches++ == 0) {
+			kt->slot = slots[i];
+			kt->token = token;
+		}
+		pg_buf_printf(&names, "%s'%.*s' (slot %lu)", matches > 1 ? ", " : "",
+		              padded_len(token.label, sizeof(token.label)), (const char *)token.label,
+		              slots[i]);
+	}
+	free(slots);
+	if (matches == 0) {
+		if (flags & PG_KEYTOKEN_QUIET)
+			;
+		else if (flags & PG_KEYTOKEN_FREE)
+			pg_tool_error("%s has no free slot for a new token", kt->module_path);
+		else
+			pg_tool_error("no initialized token matches the URI in %s (see 'p11glue "
+			              "init-token')", kt->module_path);
+		pg_buf_clear(&names);
+		return PG_EXIT_FAIL;
+	}
+	/* A new token goes to the first free slot; anything else must be
+	 * named without doubt. */
+	if (matches > 1 && !(flags & PG_KEYTOKEN_FREE)) {
+		pg_tool_error("%zu tokens match: %s; name one in the URI (token=LABEL)", matches,
+		              names.data ? (const char *)names.data : "");
+		pg_buf_clear(&names);
+		return PG_EXIT_FAIL;
+	}
+	pg_buf_clear(&names);
+	return PG_EXIT_OK;
+}
+
+void
+pg_keytoken_refresh(pg_keytoken *kt)
+{
+	CK_TOKEN_INFO token;
+
+	if (kt->f->C_GetTokenInfo(kt->slot, &token) == CKR_OK)
+		kt->token = token;
+}
+
+int
+pg_keytoken_open(pg_keytoken *kt, bool rw)
+{
+	CK_FLAGS flags = CKF_SERIAL_SESSION | (rw ? CKF_RW_SESSION : 0);
+	CK_RV rv = kt->f->C_OpenSession(kt->slot, flags, NULL, NULL, &kt->session);
+
+	if (rv != CKR_OK) {
+		pg_keytoken_error("C_OpenSession", rv);
+		return PG_EXIT_FAIL;
+	}
+	kt->has_session = true;
+	return PG_EXIT_OK;
+}
+
+void
+pg_keytoken_clear(pg_keytoken *kt)
+{
+	if (kt->has_session)
+		kt->f->C_CloseSession(kt->session);
+	p11glue_registry_free(kt->registry);
+	free(kt->module_path);
+	memset(kt, 0, sizeof(*kt));
+}
+
+/* ---------------------------------------------------------------------------
+ * PINs
+ */
+
+/* A PIN source as the URI's pin-source: relative files made absolute. */
+static int
+source_uri(const char *source, p11glue_uri **uri)
+{
+	char *abs = NULL;
+	const char *value = source;
+	int rv;
+
+	*uri = p11glue_uri_new();
+	if (*uri == NULL)
+		return P11GLUE_ERR_NOMEM;
+	if (strchr(source, ':') == NULL && source[0] != '/') {
+		abs = realpath(source, NULL);
+		if (abs == NULL) {
+			pg_tool_error("%s: %s", source, strerror(errno));
+			return P11GLUE_ERR_PIN_SOURCE;
+		}
+		value = abs;
+	}
+	rv = p11glue_uri_set(*uri, P11GLUE_URI_PIN_SOURCE, value, strlen(value), NULL);
+	free(abs);
+	if (rv != P11GLUE_OK)
+		pg_tool_error("%s: not usable as a PIN source", source);
+	return rv;
+}
+
+static int
+resolve(const p11glue_uri *uri, const char *prompt, p11glue_pin **pin)
+{
+	char *why = NULL;
+	int r = p11glue_pin_resolve(uri, prompt, P11GLUE_PIN_PROMPT, pin, &why);
+
+	if (r == P11GLUE_OK)
+		return PG_EXIT_OK;
+	if (r == P11GLUE_ERR_PIN_CANCELLED)
+		pg_tool_error("%s: none entered (no terminal to ask on? give a PIN source)", prompt);
+	else
+		pg_tool_error("%s: %s%s%s", prompt, p11glue_strerror(r), why ? ": " : "", why ? why : "");
+	free(why);
+	return PG_EXIT_FAIL;
+}
+
+int
+pg_store_read_secret(const char *source, const char *prompt, bool confirm, p11glue_pin **pin)
+{
+	p11glue_uri *uri = NULL;
+	p11glue_pin *again = NULL;
+	const unsigned char *a, *b;
+	size_t alen, blen;
+	char prompt2[256];
+	int status;
+
+	*pin = NULL;
+	if (source != NULL && source_uri(source, &uri) != P11GLUE_OK) {
+		p11glue_uri_free(uri);
+		return PG_EXIT_FAIL;
+	}
+	status = resolve(uri, prompt, pin);
+	p11glue_uri_free(uri);
+	if (status != PG_EXIT_OK || source != NULL || !confirm)
+		return status;
+	snprintf(prompt2, sizeof(prompt2), "%s (again)", prompt);
+	status = resolve(NULL, prompt2, &again);
+	if (status == PG_EXIT_OK) {
+		a = p11glue_pin_value(*pin, &alen);
+		b = p11glue_pin_value(again, &blen);
+		if (alen != blen || !pg_ct_equal(a, b, alen)) {
+			pg_tool_error("the two entries differ");
+			status = PG_EXIT_FAIL;
+		}
+	}
+	p11glue_pin_free(again);
+	if (status != PG_EXIT_OK) {
+		p11glue_pin_free(*pin);
+		*pin = NULL;
+	}
+	return status;
+}
+
+int
+pg_keytoken_read_pin(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
+                     const char *pin_source, p11glue_pin **pin)
+{
+	char prompt[96];
+
+	snprintf(prompt, sizeof(prompt), "%s for %s", who == CKU_SO ? "SO PIN" : "PIN",
+	         pg_keytoken_label(kt));
+	if (pin_source != NULL)
+		return pg_store_read_secret(pin_source, prompt, false, pin);
+	return resolve(uri, prompt, pin);
+}
+
+int
+pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
+                  const char *pin_source)
+{
+	bool named = pin_source != NULL ||
+	             (uri && (p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
+	                      p11glue_uri_get(uri, P11GLUE_URI_PIN_SOURCE, NULL)));
+	p11glue_pin *pin = NULL;
+	const unsigned char *value;
+	size_t len = 0;
+	int status;
+	CK_RV rv;
+
+	/* A reader with its own PIN pad asks there. */
+	if (!named && (kt->token.flags & CKF_PROTECTED_AUTHENTICATION_PATH)) {
+		rv = kt->f->C_Login(kt->session, who, NULL, 0);
+	} else {
+		status = pg_keytoken_read_pin(kt, who, uri, pin_source, &pin);
+		if (status != PG_EXIT_OK)
+			return status;
+		value = p11glue_pin_value(pin, &len);
+		rv = kt->f->C_Login(kt->session, who, (CK_UTF8CHAR_PTR)value, len);
+		p11glue_pin_free(pin);
+	}
+	if (rv == CKR_USER_ALREADY_LOGGED_IN)
+		rv = CKR_OK;
+	if (rv != CKR_OK) {
+		pg_keytoken_error(who == CKU_SO ? "SO login" : "login", rv);
+		return PG_EXIT_FAIL;
+	}
+	return PG_EXIT_OK;
+}
+
+/* ---------------------------------------------------------------------------
+ * Objects
+ */
+
+long
+pg_keytoken_find(pg_keytoken *kt, const p11glue_uri *uri, const CK_ATTRIBUTE *extra,
+                 CK_ULONG n_extra, CK_OBJECT_HANDLE *found, size_t max)
+{
+	CK_ATTRIBUTE tmpl[3 + 8];
+	CK_OBJECT_CLASS klass;
+	CK_ULONG n, count;
+	size_t total = 0;
+	CK_RV rv;
+
+	if (uri != NULL && p11glue_uri_is_unrecognized(uri))
+		return 0;
+	n = uri ? p11glue_uri_get_template(uri, tmpl, &klass) : 0;
+	for (CK_ULONG i = 0; i < n_extra && n < PG_N_ELEMENTS(tmpl); i++)
+		tmpl[n++] = extra[i];
+	rv = kt->f->C_FindObjectsInit(kt->session, tmpl, n);
+	while (rv == CKR_OK && total < max) {
+		rv = kt->f->C_FindObjects(kt->session, found + total, (CK_ULONG)(max - total), &count);
+		if (rv != CKR_OK || count == 0)
+			break;
+		total += count;
+	}
+	kt->f->C_FindObjectsFinal(kt->session);
+	if (rv != CKR_OK) {
+		pg_keytoken_error("C_FindObjects", rv);
+		return -1;
+	}
+	return (long)total;
+}
+
+unsigned char *
+pg_keytoken_get(pg_keytoken *kt, CK_OBJECT_HANDLE obj, CK_ATTRIBUTE_TYPE type, size_t *len)
+{
+	CK_ATTRIBUTE attr = { type, NULL, 0 };
+	unsigned char *value;
+
+	*len = 0;
+	if (kt->f->C_GetAttributeValue(kt->session, obj, &attr, 1) != CKR_OK ||
+	    attr.ulValueLen == CK_UNAVAILABLE_INFORMATION || attr.ulValueLen > (1u << 24))
+		return NULL;
+	value = malloc(attr.ulValueLen + 1);
+	attr.pValue = value;
+	if (value == NULL || kt->f->C_GetAttributeValue(kt->session, obj, &attr, 1) != CKR_OK) {
+		free(value);
+		return NULL;
+	}
+	value[attr.ulValueLen] = 0;
+	*len = attr.ulValueLen;
+	return value;
+}
+
+char *
+pg_keytoken_object_uri(pg_keytoken *kt, CK_OBJECT_HANDLE obj)
+{
+	static const char *const types[] = {
+		[CKO_DATA] = "data", [CKO_CERTIFICATE] = "cert", [CKO_PUBLIC_KEY] = "public",
+		[CKO_PRIVATE_KEY] = "private", [CKO_SECRET_KEY] = "secret-key",
+	};
+	size_t label_len, id_len, class_len;
+	unsigned char *label = pg_keytoken_get(kt, obj, CKA_LABEL, &label_len);
+	unsigned char *id = pg_keytoken_get(kt, obj, CKA_ID, &id_len);
+	unsigned char *klass = pg_keytoken_get(kt, obj, CKA_CLASS, &class_len);
+	CK_ULONG cls = klass && class_len == sizeof(CK_ULONG) ? *(CK_ULONG *)klass : (CK_ULONG)-1;
+	const char *type = cls < PG_N_ELEMENTS(types) ? types[cls] : NULL;
+	p11glue_uri *uri = p11glue_uri_new();
+	char *text = NULL;
+
+	if (uri != NULL && p11glue_uri_set_token_info(uri, &kt->token) == P11GLUE_OK &&
+	    (label == NULL || label_len == 0 ||
+	     p11glue_uri_set(uri, P11GLUE_URI_OBJECT, label, label_len, NULL) == P11GLUE_OK) &&
+	    (type == NULL || p11glue_uri_set(uri, P11GLUE_URI_TYPE, type, strlen(type), NULL) == P11GLUE_OK) &&
+	    (id == NULL || id_len == 0 ||
+	     p11glue_uri_set(uri, P11GLUE_URI_ID, id, id_len, NULL) == P11GLUE_OK))
+		text = p11glue_uri_format(uri);
+	p11glue_uri_free(uri);
+	free(label);
+	free(id);
+	free(klass);
+	return text;
+}
+
+/* ---------------------------------------------------------------------------
+ * Templates
+ */
+
+void
+pg_tmpl_init(pg_tmpl *t)
+{
+	memset(t, 0, sizeof(*t));
+}
+
+void
+pg_tmpl_clear(pg_tmpl *t)
+{
+	for (CK_ULONG i = 0; i < t->n; i++)
+		pg_free_secret(t->items[i].pValue, t->items[i].ulValueLen);
+	pg_tmpl_init(t);
+}
+
+void
+pg_tmpl_add(pg_tmpl *t, CK_ATTRIBUTE_TYPE type, const void *value, size_t len)
+{
+	void *copy;
+
+	if (t->failed)
+		return;
+	if (t->n >= PG_TMPL_MAX || (copy = pg_memdup0(value, len)) == NULL) {
+		t->failed = true;
+		return;
+	}
+	t->items[t->n].type = type;
+	t->items[t->n].pValue = copy;
+	t->items[t->n].ulValueLen = len;
+	t->n++;
+}
+
+void
+pg_tmpl_add_bool(pg_tmpl *t, CK_ATTRIBUTE_TYPE type, bool value)
+{
+	CK_BBOOL b = value ? CK_TRUE : CK_FALSE;
+
+	pg_tmpl_add(t, type, &b, sizeof(b));
+}
+
+void
+pg_tmpl_add_ulong(pg_tmpl *t, CK_ATTRIBUTE_TYPE type, CK_ULONG value)
+{
+	pg_tmpl_add(t, type, &value, sizeof(value));
+}
