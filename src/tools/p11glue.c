@@ -21,6 +21,9 @@ static const pg_command commands[] = {
 	  pg_cmd_list_mechanisms },
 	{ "print-config", "Print the registry configuration as this program sees it",
 	  pg_cmd_print_config },
+	{ "server", "Serve a module or token on a unix socket for p11glue-client.so",
+	  pg_cmd_server },
+	{ "remote", "Serve a module or token on stdin/stdout (for ssh)", pg_cmd_remote },
 	{ "uri", "Parse, check and build PKCS#11 URIs (RFC 7512)", pg_cmd_uri },
 };
 
