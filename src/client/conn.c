@@ -163,8 +163,8 @@ connect_locked(void)
 		return false;
 	pthread_mutex_lock(&conn.write_lock);
 	conn.fd = fd;
-	pthread_mutex_unlock(&conn.write_lock);
 	pg_rpc_stream_init(&conn.stream, fd, fd);
+	pthread_mutex_unlock(&conn.write_lock);
 	if (!handshake(fd)) {
 		disconnect_locked();
 		return false;

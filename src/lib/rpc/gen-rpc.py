@@ -201,9 +201,10 @@ def server_handler(name, ps, kind, v3):
         if t == 'CK_ULONG_PTR':
             decl.append('\tCK_ULONG %s_value = 0, *%s = &%s_value;' % (n, n, n))
         elif t in INFO:
-            decl.append('\t%s %s_value, *%s = &%s_value;' % (INFO_TYPE[t], n, n, n))
+            # Zeroed: a module that leaves a field unset sends no stack bytes.
+            decl.append('\t%s %s_value = { 0 }, *%s = &%s_value;' % (INFO_TYPE[t], n, n, n))
         elif t == 'CK_OBJECT_HANDLE_PTR':
-            decl.append('\tCK_OBJECT_HANDLE_PTR %s = NULL;' % n)
+            decl.append('\tCK_OBJECT_HANDLE %s_value = 0, *%s = &%s_value;' % (n, n, n))
         elif t.endswith('_PTR'):
             decl.append('\t%s %s = NULL;' % (t, n))
         else:
@@ -211,10 +212,8 @@ def server_handler(name, ps, kind, v3):
     L += decl
     if any(a[0] == 'msg_param' for a in args):
         L.append('\tint param_kind = 0;')
-    L.append('\tCK_OBJECT_HANDLE handle_value = 0;')
     L.append('\tCK_RV rv;')
     L.append('')
-    L.append('\t(void)handle_value;')
     for a in args:
         f = a[0]
         if f in ('session', 'ulong'):
@@ -241,9 +240,8 @@ def server_handler(name, ps, kind, v3):
             L.append('\t\treturn false;')
         elif f == 'out_handles':
             L.append('\t%s = pg_rpc_get_ulong(in);' % a[2])
+            L.append('\t(void)%s_value;' % a[1])
             L.append('\t%s = rs_alloc_ulongs(ctx, in, %s);' % (a[1], a[2]))
-        elif f == 'out_handle':
-            L.append('\t%s = &handle_value;' % a[1])
         elif f == 'out_ulongs':
             L.append('\t%s = rs_get_out_ulongs(ctx, in, %s);' % (a[1], a[2]))
     L.append('\tif (!pg_rpc_in_done(in))')

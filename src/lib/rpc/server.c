@@ -461,6 +461,7 @@ pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 	uint32_t version = 0;
 	char *why = NULL;
 	CK_RV rv;
+	int rc;
 
 	memset(w, 0, sizeof(*w));
 	pg_rpc_stream_init(&w->stream, in_fd, out_fd);
@@ -472,8 +473,10 @@ pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 	w->threads = 1;
 	w->busy = 1;
 	/* The handshake: the peer's highest version, ours in answer. */
-	if (pg_rpc_stream_read(&w->stream, &f) != 1 || !pg_rpc_parse_hello(&f, &version)) {
-		if (!opts->quiet)
+	rc = pg_rpc_stream_read(&w->stream, &f);
+	if (rc != 1 || !pg_rpc_parse_hello(&f, &version)) {
+		/* A peer that hangs up at once (a probe) is no error. */
+		if (!opts->quiet && rc != 0)
 			pg_message("server: the peer does not speak the p11glue protocol");
 		pg_rpc_frame_clear(&f);
 		_exit(1);

@@ -322,7 +322,8 @@ fill(pg_rpc_stream *s, size_t n)
 		return 1;
 	if (s->cap - s->start < n) {
 		/* Move what is buffered to the front, grow when still short. */
-		memmove(s->buf, s->buf + s->start, s->end - s->start);
+		if (s->end > s->start)
+			memmove(s->buf, s->buf + s->start, s->end - s->start);
 		s->end -= s->start;
 		s->start = 0;
 		if (s->cap < n) {
