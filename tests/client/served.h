@@ -29,6 +29,9 @@
 #define PG_N_ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
 #endif
 
+/* Not every file uses every helper. */
+#define PG_TEST_HELPER static __attribute__((unused))
+
 #define SO_PIN "12345678"
 #define USER_PIN "123456"
 
@@ -36,13 +39,13 @@ static const char *softhsm_path, *client_path, *tool_path;
 static char sock_path[100], address[200];
 static pid_t server_pid;
 
-static void
+PG_TEST_HELPER void
 sleep_ms(long ms)
 {
 	nanosleep(&(struct timespec){ ms / 1000, (ms % 1000) * 1000000L }, NULL);
 }
 
-static int
+PG_TEST_HELPER int
 connect_socket(void)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
@@ -58,7 +61,7 @@ connect_socket(void)
 
 /* Starts `p11glue server --foreground` with extra arguments (NULL-ended);
  * waits (at most 20 s) until it accepts connections. */
-static void
+PG_TEST_HELPER void
 start_server_args(const char *first, ...)
 {
 	const char *argv[16] = { tool_path, "server", "--foreground", "--socket", sock_path };
@@ -93,14 +96,14 @@ start_server_args(const char *first, ...)
 	pg_test_fail(__FILE__, __LINE__, "the server did not start in 20 s");
 }
 
-static void
+PG_TEST_HELPER void
 start_server(void)
 {
 	start_server_args("--provider", softhsm_path, NULL);
 }
 
 /* Stops the server by its PID (SIGTERM, then SIGKILL after 10 s). */
-static void
+PG_TEST_HELPER void
 stop_server(void)
 {
 	if (server_pid <= 0)
@@ -119,7 +122,7 @@ stop_server(void)
 }
 
 /* A private SoftHSM2 token directory and the paths the test needs. */
-static void
+PG_TEST_HELPER void
 setup_env(void)
 {
 	const char *t = pg_test_tmpdir();
@@ -148,7 +151,7 @@ setup_env(void)
 	setenv("P11GLUE_SERVER_ADDRESS", address, 1);
 }
 
-static CK_FUNCTION_LIST_3_0 *
+PG_TEST_HELPER CK_FUNCTION_LIST_3_0 *
 load(const char *path)
 {
 	CK_C_GetInterface get;
@@ -170,7 +173,7 @@ load(const char *path)
 
 /* The slot of token "label", or (CK_SLOT_ID)-1; no assertions (for
  * forked children, which must not leave through the harness). */
-static CK_SLOT_ID
+PG_TEST_HELPER CK_SLOT_ID
 slot_of(CK_FUNCTION_LIST_3_0 *f, const char *label)
 {
 	CK_SLOT_ID slots[16];
@@ -187,7 +190,7 @@ slot_of(CK_FUNCTION_LIST_3_0 *f, const char *label)
 	return (CK_SLOT_ID)-1;
 }
 
-static CK_SLOT_ID
+PG_TEST_HELPER CK_SLOT_ID
 find_token(CK_FUNCTION_LIST_3_0 *f, const char *label)
 {
 	CK_SLOT_ID slots[16];
@@ -204,7 +207,7 @@ find_token(CK_FUNCTION_LIST_3_0 *f, const char *label)
 }
 
 /* Initializes SoftHSM's free slot as token "label" with the user PIN set. */
-static CK_SLOT_ID
+PG_TEST_HELPER CK_SLOT_ID
 init_token(CK_FUNCTION_LIST_3_0 *f, const char *label)
 {
 	CK_UTF8CHAR text[32];
@@ -227,7 +230,7 @@ init_token(CK_FUNCTION_LIST_3_0 *f, const char *label)
 	return slot;
 }
 
-static CK_SESSION_HANDLE
+PG_TEST_HELPER CK_SESSION_HANDLE
 open_session(CK_FUNCTION_LIST_3_0 *f, CK_SLOT_ID slot, bool login)
 {
 	CK_SESSION_HANDLE s;
@@ -243,7 +246,7 @@ open_session(CK_FUNCTION_LIST_3_0 *f, CK_SLOT_ID slot, bool login)
 }
 
 /* An EC P-256 key pair (token objects, label given). */
-static void
+PG_TEST_HELPER void
 ec_key_pair(CK_FUNCTION_LIST_3_0 *f, CK_SESSION_HANDLE s, const char *label, bool token,
             CK_OBJECT_HANDLE *pub, CK_OBJECT_HANDLE *priv)
 {
