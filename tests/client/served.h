@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -77,6 +78,8 @@ start_server_args(const char *first, ...)
 	pg_assert(server_pid >= 0);
 	if (server_pid == 0) {
 		int null = open("/dev/null", O_WRONLY);
+		/* A case that crashes takes its server with it. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
 		dup2(null, 1);
 		execv(tool_path, (char **)argv);
 		_exit(127);

@@ -120,6 +120,11 @@ add_template(pg_rpc_out *out, const CK_ATTRIBUTE *tmpl, CK_ULONG count, int dept
 		} else if (kind == PG_RPC_ATTR_TEMPLATE && a->ulValueLen % sizeof(CK_ATTRIBUTE) == 0) {
 			pg_rpc_add_u8(out, 4);
 			add_template(out, a->pValue, a->ulValueLen / sizeof(CK_ATTRIBUTE), depth + 1);
+		} else if (kind == PG_RPC_ATTR_TEMPLATE) {
+			/* Not an array of attributes: the module gets no pointer to
+			 * misread, only the length (and refuses it). */
+			pg_rpc_add_u8(out, 0);
+			pg_rpc_add_u64(out, a->ulValueLen);
 		} else {
 			pg_rpc_add_u8(out, 1);
 			pg_rpc_add_bytes(out, a->pValue, a->ulValueLen);
@@ -155,8 +160,14 @@ get_template(pg_rpc_in *in, pg_rpc_arena **arena, CK_ATTRIBUTE **tmpl, CK_ULONG 
 		uint32_t m;
 		size_t len;
 		const unsigned char *bytes;
+		uint8_t form;
 		t[i].type = pg_rpc_get_ulong(in);
-		switch (pg_rpc_get_u8(in)) {
+		form = pg_rpc_get_u8(in);
+		/* An attribute array arrives as one (or NULL), never as bytes a
+		 * module would read as attributes with pointers. */
+		if ((pg_rpc_attr_kind(t[i].type) == PG_RPC_ATTR_TEMPLATE) != (form == 4) && form != 0)
+			return in->failed = true, false;
+		switch (form) {
 		case 0:
 			t[i].pValue = NULL;
 			t[i].ulValueLen = pg_rpc_get_ulong(in);
@@ -229,7 +240,8 @@ pg_rpc_get_template(pg_rpc_in *in, pg_rpc_arena **arena, CK_ATTRIBUTE **tmpl, CK
  *
  * The server's decoded template has a shadow after its count entries:
  * tmpl[count + i] keeps the buffer and capacity it gave the module,
- * which writes over tmpl[i].
+ * which writes over tmpl[i], and tmpl[2 * count + i].ulValueLen the unit
+ * of that buffer (a nested array only where one was asked for).
  */
 
 static size_t
@@ -289,7 +301,7 @@ get_attr_request(pg_rpc_in *in, pg_rpc_arena **arena, CK_ATTRIBUTE **tmpl, CK_UL
 	*count = 0;
 	if (in->failed || n > (in->len - in->off) / 18)
 		return in->failed = true, false;
-	t = pg_rpc_arena_alloc(arena, 2 * (size_t)(n ? n : 1) * sizeof(*t));
+	t = pg_rpc_arena_alloc(arena, 3 * (size_t)(n ? n : 1) * sizeof(*t));
 	if (t == NULL)
 		return in->failed = true, false;
 	for (uint32_t i = 0; i < n && !in->failed; i++) {
@@ -321,6 +333,7 @@ get_attr_request(pg_rpc_in *in, pg_rpc_arena **arena, CK_ATTRIBUTE **tmpl, CK_UL
 		if (buffer && t[i].pValue == NULL)
 			return in->failed = true, false;
 		t[n + i] = t[i];
+		t[2 * n + i].ulValueLen = buffer ? (CK_ULONG)unit : 0;
 	}
 	*tmpl = t;
 	*count = n;
@@ -338,7 +351,7 @@ pg_rpc_get_attr_request(pg_rpc_in *in, pg_rpc_arena **arena, CK_ATTRIBUTE **tmpl
 
 static void
 add_attr_result(pg_rpc_out *out, const CK_ATTRIBUTE *tmpl, CK_ULONG count,
-                const CK_ATTRIBUTE *shadow, int depth)
+                const CK_ATTRIBUTE *shadow, const CK_ATTRIBUTE *units, int depth)
 {
 	pg_rpc_add_u32(out, (uint32_t)count);
 	for (CK_ULONG i = 0; i < count && !out->failed; i++) {
@@ -346,8 +359,14 @@ add_attr_result(pg_rpc_out *out, const CK_ATTRIBUTE *tmpl, CK_ULONG count,
 		CK_ULONG len = a->ulValueLen;
 		int unit = len == CK_UNAVAILABLE_INFORMATION ? 0 : unit_of(a->type, len);
 		bool value = given->pValue != NULL && len != CK_UNAVAILABLE_INFORMATION;
-		if (unit == 2 && depth >= 1)
+		/* A nested array only where the request gave one; a byte buffer
+		 * stays bytes whatever the attribute's type. */
+		if (unit == 2 && (depth >= 1 || (value && units[i].ulValueLen != 2)))
 			unit = 0;
+		if (value && units[i].ulValueLen == 2 && unit != 2) {
+			len = CK_UNAVAILABLE_INFORMATION;
+			value = false;
+		}
 		/* A module that claims more than the buffer it was given is
 		 * answered as if the value were unavailable. */
 		if (value && len > given->ulValueLen) {
@@ -367,8 +386,9 @@ add_attr_result(pg_rpc_out *out, const CK_ATTRIBUTE *tmpl, CK_ULONG count,
 			/* The nested array's shadow follows all the entries the
 			 * request gave, of which the module may fill fewer. */
 			const CK_ATTRIBUTE *nested = given->pValue;
-			add_attr_result(out, nested, len / sizeof(CK_ATTRIBUTE),
-			                nested + given->ulValueLen / sizeof(CK_ATTRIBUTE), depth + 1);
+			CK_ULONG given_n = given->ulValueLen / sizeof(CK_ATTRIBUTE);
+			add_attr_result(out, nested, len / sizeof(CK_ATTRIBUTE), nested + given_n,
+			                nested + 2 * given_n, depth + 1);
 		} else {
 			pg_rpc_add_raw(out, given->pValue, len);
 		}
@@ -378,7 +398,7 @@ add_attr_result(pg_rpc_out *out, const CK_ATTRIBUTE *tmpl, CK_ULONG count,
 void
 pg_rpc_add_attr_result(pg_rpc_out *out, const CK_ATTRIBUTE *tmpl, CK_ULONG count)
 {
-	add_attr_result(out, tmpl, count, tmpl + count, 0);
+	add_attr_result(out, tmpl, count, tmpl + count, tmpl + 2 * count, 0);
 }
 
 static bool
@@ -394,7 +414,7 @@ get_attr_result(pg_rpc_in *in, CK_ATTRIBUTE *tmpl, CK_ULONG count, int depth)
 		CK_ATTRIBUTE_TYPE type = pg_rpc_get_ulong(in);
 		int unit = pg_rpc_get_u8(in);
 		uint64_t len = pg_rpc_get_u64(in);
-		bool value;
+		bool value, asked;
 		if (in->failed || unit > 2)
 			return in->failed = true, false;
 		if (depth > 0)
@@ -409,7 +429,9 @@ get_attr_result(pg_rpc_in *in, CK_ATTRIBUTE *tmpl, CK_ULONG count, int depth)
 		value = a->pValue != NULL;
 		if (!value)
 			continue;
-		if (a->ulValueLen > cap)
+		/* A nested array comes back only where one was given. */
+		asked = unit_of(type, cap) == 2 && depth == 0;
+		if (a->ulValueLen > cap || (unit == 2) != asked || (depth == 0 && type != a->type))
 			return in->failed = true, false;
 		if (unit == 1) {
 			for (uint64_t j = 0; j < len; j++)
