@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -35,6 +37,8 @@ typedef struct {
 	pthread_mutex_t read_lock;     /* held by the leader, who reads */
 	pthread_mutex_t write_lock;
 	pthread_mutex_t lock;          /* what follows */
+	int epfd;                      /* sockets: idle threads wait here */
+	int wakefd;                    /* an eventfd: frames buffered already */
 	int threads;
 	int waiting;                   /* threads waiting for, or holding, the read role */
 	int busy;                      /* calls in progress */
@@ -353,6 +357,7 @@ send_error(rs_worker *w, uint32_t id)
 }
 
 static void *serve_thread(void *arg);
+static void *serve_thread_socket(void *arg);
 
 static void
 maybe_spawn(rs_worker *w)
@@ -370,7 +375,7 @@ maybe_spawn(rs_worker *w)
 		return;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, serve_thread, w) != 0) {
+	if (pthread_create(&t, &attr, w->epfd >= 0 ? serve_thread_socket : serve_thread, w) != 0) {
 		pthread_mutex_lock(&w->lock);
 		w->threads--;
 		pthread_mutex_unlock(&w->lock);
@@ -417,6 +422,91 @@ serve_thread(void *arg)
 		pthread_mutex_unlock(&w->lock);
 	}
 	return NULL;
+}
+
+/*
+ * Sockets: idle threads wait in epoll_wait on the socket, edge-triggered
+ * (each arrival of data wakes one waiter); the one woken reads a request
+ * and executes it, and a request that comes meanwhile wakes another idle
+ * thread. A lone caller thus costs no wake-up of a second thread. What a
+ * read brought beyond one frame (or may have left in the socket, after a
+ * read that filled the buffer) is announced on the eventfd, so that no
+ * request waits for an arrival that will not come.
+ */
+static void *
+serve_thread_socket(void *arg)
+{
+	rs_worker *w = arg;
+	struct epoll_event ev;
+	pg_rpc_frame f;
+	uint64_t count;
+	bool more;
+	int rc;
+
+	for (;;) {
+		pthread_mutex_lock(&w->lock);
+		w->waiting++;
+		pthread_mutex_unlock(&w->lock);
+		while (epoll_wait(w->epfd, &ev, 1, -1) != 1)
+			;
+		if (ev.data.fd == w->wakefd && read(w->wakefd, &count, sizeof(count)) < 0)
+			count = 0;
+		pthread_mutex_lock(&w->read_lock);
+		rc = pg_rpc_stream_read_ready(&w->stream, &f);
+		more = rc == 1 && pg_rpc_stream_buffered(&w->stream);
+		pthread_mutex_unlock(&w->read_lock);
+		if (more && write(w->wakefd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
+			more = false;
+		pthread_mutex_lock(&w->lock);
+		w->waiting--;
+		w->busy++;
+		pthread_mutex_unlock(&w->lock);
+		if (rc == -3) {
+			/* Someone else took it. */
+			pthread_mutex_lock(&w->lock);
+			w->busy--;
+			pthread_mutex_unlock(&w->lock);
+			continue;
+		}
+		if (rc <= 0) {
+			if (rc == -2)
+				send_error(w, f.id);
+			finish(rc == 0 ? 0 : 1);
+		}
+		maybe_spawn(w);
+		if (!execute(w, &f)) {
+			if (!w->opts->quiet)
+				pg_message("server: malformed %s request from the peer; closing",
+				           f.code < PG_RPC_CALL_COUNT ? pg_rpc_call_names[f.code] : "unknown");
+			send_error(w, f.id);
+			pg_rpc_frame_clear(&f);
+			finish(1);
+		}
+		pg_rpc_frame_clear(&f);
+		pthread_mutex_lock(&w->lock);
+		w->busy--;
+		pthread_mutex_unlock(&w->lock);
+	}
+	return NULL;
+}
+
+/* Sets up the epoll set for a socket peer; false for other descriptors. */
+static bool
+setup_epoll(rs_worker *w, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.fd = fd };
+	int type;
+	socklen_t len = sizeof(type);
+
+	w->epfd = w->wakefd = -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0)
+		return false;
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->epfd < 0 || w->wakefd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+		return false;
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = w->wakefd };
+	return epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &ev) == 0;
 }
 
 /* Ends the worker: waits a while for calls in progress (the calling
@@ -502,7 +592,19 @@ pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 	if (!pg_rpc_send_hello(&w->stream, version))
 		finish(0);
 	w->busy = 0;
-	serve_thread(w);
+	/* A socket is served with epoll; pipes (stdio mode) by a reader. */
+	if (in_fd == out_fd && setup_epoll(w, in_fd)) {
+		/* The handshake may have read the first request already. */
+		if (pg_rpc_stream_buffered(&w->stream) &&
+		    write(w->wakefd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
+			finish(1);
+		serve_thread_socket(w);
+	} else {
+		if (w->epfd >= 0)
+			close(w->epfd);
+		w->epfd = -1;
+		serve_thread(w);
+	}
 	finish(0);
 }
 

@@ -6,6 +6,7 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -312,9 +313,10 @@ pg_rpc_frame_clear(pg_rpc_frame *f)
 	f->len = 0;
 }
 
-/* Makes at least n bytes available in s->buf; 1, 0 (EOF) or -1. */
+/* Makes at least n bytes available in s->buf; 1, 0 (EOF) or -1; with
+ * dontwait, -3 when nothing at all is there to read. */
 static int
-fill(pg_rpc_stream *s, size_t n)
+fill_mode(pg_rpc_stream *s, size_t n, bool dontwait)
 {
 	ssize_t got;
 
@@ -341,20 +343,40 @@ fill(pg_rpc_stream *s, size_t n)
 		}
 	}
 	while (s->end - s->start < n) {
-		got = read(s->in_fd, s->buf + s->end, s->cap - s->end);
+		if (dontwait) {
+			got = recv(s->in_fd, s->buf + s->end, s->cap - s->end, MSG_DONTWAIT);
+			if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+				if (s->end == s->start)
+					return -3;
+				/* A frame has begun: wait for the rest. */
+				struct pollfd p = { s->in_fd, POLLIN, 0 };
+				if (poll(&p, 1, -1) < 0 && errno != EINTR)
+					return -1;
+				continue;
+			}
+		} else {
+			got = read(s->in_fd, s->buf + s->end, s->cap - s->end);
+		}
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
 			return -1;
 		if (got == 0)
 			return 0;
+		s->full_read = (size_t)got == s->cap - s->end;
 		s->end += (size_t)got;
 	}
 	return 1;
 }
 
-int
-pg_rpc_stream_read(pg_rpc_stream *s, pg_rpc_frame *f)
+static int
+fill(pg_rpc_stream *s, size_t n)
+{
+	return fill_mode(s, n, false);
+}
+
+static int
+read_frame(pg_rpc_stream *s, pg_rpc_frame *f, bool dontwait)
 {
 	const unsigned char *h;
 	uint32_t len;
@@ -362,9 +384,9 @@ pg_rpc_stream_read(pg_rpc_stream *s, pg_rpc_frame *f)
 
 	f->body = NULL;
 	f->len = 0;
-	rv = fill(s, PG_RPC_HEADER);
+	rv = fill_mode(s, PG_RPC_HEADER, dontwait);
 	if (rv <= 0)
-		return rv;
+		return rv;   /* EOF, error, or (-3) nothing there */
 	h = s->buf + s->start;
 	len = (uint32_t)get_le(h, 4);
 	f->id = (uint32_t)get_le(h + 4, 4);
@@ -385,6 +407,24 @@ pg_rpc_stream_read(pg_rpc_stream *s, pg_rpc_frame *f)
 	if (s->start == s->end)
 		s->start = s->end = 0;
 	return 1;
+}
+
+int
+pg_rpc_stream_read(pg_rpc_stream *s, pg_rpc_frame *f)
+{
+	return read_frame(s, f, false);
+}
+
+int
+pg_rpc_stream_read_ready(pg_rpc_stream *s, pg_rpc_frame *f)
+{
+	return read_frame(s, f, true);
+}
+
+bool
+pg_rpc_stream_buffered(const pg_rpc_stream *s)
+{
+	return s->end > s->start || s->full_read;
 }
 
 bool
