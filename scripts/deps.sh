@@ -14,7 +14,8 @@ packages=(
 	softhsm2 opensc p11-kit p11-kit-modules libnss3-tools openssh-client valgrind
 	# store: build dependencies and real clients
 	# trust
-	# remote
+	# remote: sshd for the ssh tests (login, stdio mode, -R forwarding); ip for loopback
+	openssh-server iproute2
 )
 
 missing=()
