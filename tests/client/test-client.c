@@ -857,6 +857,36 @@ test_uri_filter(void)
 	pg_assert_int_eq(cl->C_Finalize(NULL), CKR_OK);
 }
 
+/* "|COMMAND": the client runs `p11glue remote` and speaks over its
+ * stdin/stdout (pipes on the server's side: the reader-mutex scheme). */
+static void
+test_stdio_command(void)
+{
+	char command[1200];
+	pthread_t t[THREADS];
+	void *bad;
+
+	pg_assert_int_eq(cl->C_Initialize(NULL), CKR_OK);
+	init_token(cl, "stdio");
+	pg_assert_int_eq(cl->C_Finalize(NULL), CKR_OK);
+	stop_server();
+	snprintf(command, sizeof(command), "|%s remote %s", tool_path, softhsm_path);
+	setenv("P11GLUE_SERVER_ADDRESS", command, 1);
+	pg_assert_int_eq(cl->C_Initialize(NULL), CKR_OK);
+	thread_slot = find_token(cl, "stdio");
+	for (int i = 0; i < THREADS; i++)
+		pg_assert_int_eq(pthread_create(&t[i], NULL, thread_calls, NULL), 0);
+	for (int i = 0; i < THREADS; i++) {
+		pg_assert_int_eq(pthread_join(t[i], &bad), 0);
+		pg_assert_int_eq((long)bad, 0);
+	}
+	pg_assert_int_eq(cl->C_Finalize(NULL), CKR_OK);
+	/* Again: the command runs anew. */
+	pg_assert_int_eq(cl->C_Initialize(NULL), CKR_OK);
+	pg_assert_ulong_eq(find_token(cl, "stdio"), thread_slot);
+	pg_assert_int_eq(cl->C_Finalize(NULL), CKR_OK);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -869,6 +899,7 @@ main(int argc, char **argv)
 	pg_test("client/many-clients", test_many_clients);
 	pg_test("client/fork", test_fork);
 	pg_test("client/uri-filter", test_uri_filter);
+	pg_test("client/stdio-command", test_stdio_command);
 	pg_test_fixture(setup_direct, teardown);
 	pg_test("client/info-and-slots", test_info_and_slots);
 	pg_test("client/sign-and-buffers", test_sign_and_buffers);

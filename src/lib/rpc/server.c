@@ -554,6 +554,7 @@ pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 	int rc;
 
 	memset(w, 0, sizeof(*w));
+	w->epfd = w->wakefd = -1;
 	pg_rpc_stream_init(&w->stream, in_fd, out_fd);
 	w->opts = opts;
 	pthread_mutex_init(&w->read_lock, NULL);
@@ -602,7 +603,9 @@ pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 	} else {
 		if (w->epfd >= 0)
 			close(w->epfd);
-		w->epfd = -1;
+		if (w->wakefd >= 0)
+			close(w->wakefd);
+		w->epfd = w->wakefd = -1;
 		serve_thread(w);
 	}
 	finish(0);
