@@ -168,6 +168,22 @@ P11GLUE_CONFIG=$tmp/conf P11GLUE_SERVER_ADDRESS= run client_run "$tool" list-tok
 ran "p11glue list-tokens through a registry module of the client"
 has "... shows the served token" "$out" "*t1*"
 
+# The whole registry (through the proxy), and a token of a registry
+# module named in the URI.
+printf 'module: %s\n' "$softhsm" >"$tmp/conf/modules/softhsm2.module"
+rm -f "$tmp/conf/modules/remote-token.module"
+stop_server
+P11GLUE_CONFIG=$tmp/conf start_server
+run ptool -L
+has "a server of the whole registry serves its tokens" "$out" "*token label*: t1*"
+stop_server
+P11GLUE_CONFIG=$tmp/conf start_server 'pkcs11:token=t1?module-name=softhsm2'
+run ptool -L
+has "a server of a URI with module-name serves that token" "$out" "*token label*: t1*"
+lacks "... and no other slot" "$out" "*uninitialized*"
+stop_server
+start_server --provider "$softhsm"
+
 # ---------------------------------------------------------------------------
 # Another uid: refused by SO_PEERCRED (the socket is opened up so that the
 # file mode is not what refuses), served with --allow-uid.
