@@ -46,11 +46,11 @@ typedef struct {
 } rc_session;
 
 static struct {
-	pthread_mutex_t lock;
+	pthread_rwlock_t lock;           /* calls read; session changes write */
 	bool initialized;
 	pg_handle_map sessions;          /* our handle -> rc_session * */
 	CK_SESSION_HANDLE next_handle;
-} st = { PTHREAD_MUTEX_INITIALIZER };
+} st = { PTHREAD_RWLOCK_INITIALIZER };
 
 typedef struct {
 	pg_rpc_out out;
@@ -79,9 +79,9 @@ rc_begin(rc_call *call, uint32_t code, int kind)
 	bool ready;
 
 	memset(call, 0, sizeof(*call));
-	pthread_mutex_lock(&st.lock);
+	pthread_rwlock_rdlock(&st.lock);
 	ready = st.initialized;
-	pthread_mutex_unlock(&st.lock);
+	pthread_rwlock_unlock(&st.lock);
 	if (!ready)
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
 	pg_rpc_out_init(&call->out);
@@ -97,7 +97,7 @@ rc_add_session(rc_call *call, CK_SESSION_HANDLE handle)
 	pg_handle_entry *e;
 	rc_session *s;
 
-	pthread_mutex_lock(&st.lock);
+	pthread_rwlock_rdlock(&st.lock);
 	e = pg_handle_map_find(&st.sessions, handle);
 	if (e == NULL) {
 		call->error = CKR_SESSION_HANDLE_INVALID;
@@ -108,7 +108,7 @@ rc_add_session(rc_call *call, CK_SESSION_HANDLE handle)
 		memcpy(call->msg_mech, s->msg_mech, sizeof(call->msg_mech));
 		pg_rpc_add_u64(&call->out, s->remote);
 	}
-	pthread_mutex_unlock(&st.lock);
+	pthread_rwlock_unlock(&st.lock);
 }
 
 static void
@@ -116,11 +116,11 @@ rc_set_msg_mech(rc_call *call, int kind, const CK_MECHANISM *mech)
 {
 	pg_handle_entry *e;
 
-	pthread_mutex_lock(&st.lock);
+	pthread_rwlock_wrlock(&st.lock);
 	e = pg_handle_map_find(&st.sessions, call->session);
 	if (e != NULL && mech != NULL)
 		((rc_session *)(uintptr_t)e->value)->msg_mech[kind] = mech->mechanism;
-	pthread_mutex_unlock(&st.lock);
+	pthread_rwlock_unlock(&st.lock);
 }
 
 /* What a call answers when the server cannot be reached. */
@@ -129,9 +129,9 @@ unreachable(const rc_call *call)
 {
 	bool ready;
 
-	pthread_mutex_lock(&st.lock);
+	pthread_rwlock_rdlock(&st.lock);
 	ready = st.initialized;
-	pthread_mutex_unlock(&st.lock);
+	pthread_rwlock_unlock(&st.lock);
 	if (!ready)
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
 	switch (call->kind) {
@@ -153,13 +153,14 @@ rc_run(rc_call *call)
 		return call->error;
 	if (call->out.failed)
 		return CKR_HOST_MEMORY;   /* larger than a frame may be */
-	/* A session of an earlier connection is gone with it. */
-	if (call->generation != 0 && call->generation != pg_conn_generation(false))
-		return pg_conn_generation(true) == 0 ? unreachable(call) : CKR_SESSION_HANDLE_INVALID;
-	if (!pg_conn_call(&call->out, call->code, &call->reply, &generation))
+	switch (pg_conn_call(&call->out, call->code, call->generation, &call->reply, &generation)) {
+	case PG_CONN_OK:
+		break;
+	case PG_CONN_STALE:
+		return CKR_SESSION_HANDLE_INVALID;   /* a session of an earlier connection */
+	default:
 		return unreachable(call);
-	if (call->generation != 0 && call->generation != generation)
-		return CKR_SESSION_HANDLE_INVALID;
+	}
 	call->generation = generation;
 	pg_rpc_in_init(&call->in, call->reply.body, call->reply.len);
 	call->answered = true;
@@ -289,7 +290,7 @@ static void
 after_fork_child(void)
 {
 	/* PKCS#11 v3.0 §5.2: the child must initialize again. */
-	pthread_mutex_init(&st.lock, NULL);
+	pthread_rwlock_init(&st.lock, NULL);
 	pg_conn_after_fork();
 	if (st.initialized)
 		drop_sessions_locked(true, 0);
@@ -323,13 +324,13 @@ rc_C_Initialize(CK_VOID_PTR pInitArgs)
 		pg_message("client: no server address: set P11GLUE_SERVER_ADDRESS or \"remote:\"");
 		return CKR_GENERAL_ERROR;
 	}
-	pthread_mutex_lock(&st.lock);
+	pthread_rwlock_wrlock(&st.lock);
 	if (st.initialized) {
-		pthread_mutex_unlock(&st.lock);
+		pthread_rwlock_unlock(&st.lock);
 		return CKR_CRYPTOKI_ALREADY_INITIALIZED;
 	}
 	if (!pg_conn_set_address(address)) {
-		pthread_mutex_unlock(&st.lock);
+		pthread_rwlock_unlock(&st.lock);
 		pg_message("client: not a server address: %s (want unix:path=PATH or |COMMAND)",
 		           address);
 		return CKR_ARGUMENTS_BAD;
@@ -337,7 +338,7 @@ rc_C_Initialize(CK_VOID_PTR pInitArgs)
 	pg_handle_map_init(&st.sessions);
 	st.next_handle = 1;
 	st.initialized = true;
-	pthread_mutex_unlock(&st.lock);
+	pthread_rwlock_unlock(&st.lock);
 	/* A server that is away now is no error: it may come later. */
 	(void)pg_conn_generation(true);
 	return CKR_OK;
@@ -348,15 +349,15 @@ rc_C_Finalize(CK_VOID_PTR pReserved)
 {
 	if (pReserved != NULL)
 		return CKR_ARGUMENTS_BAD;
-	pthread_mutex_lock(&st.lock);
+	pthread_rwlock_wrlock(&st.lock);
 	if (!st.initialized) {
-		pthread_mutex_unlock(&st.lock);
+		pthread_rwlock_unlock(&st.lock);
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
 	}
 	st.initialized = false;
 	drop_sessions_locked(true, 0);
 	pg_handle_map_clear(&st.sessions);
-	pthread_mutex_unlock(&st.lock);
+	pthread_rwlock_unlock(&st.lock);
 	/* The server's worker finalizes its module when we hang up, which
 	 * closes our sessions there; waiting calls fail. */
 	pg_conn_close();
@@ -463,7 +464,7 @@ rc_C_OpenSession(CK_SLOT_ID slotID, CK_FLAGS flags, CK_VOID_PTR pApplication, CK
 	if (rv != CKR_OK)
 		return rv;
 	s = calloc(1, sizeof(*s));
-	pthread_mutex_lock(&st.lock);
+	pthread_rwlock_wrlock(&st.lock);
 	if (s != NULL && st.initialized) {
 		*s = (rc_session){ remote, call.generation, slotID, { 0 } };
 		*phSession = st.next_handle++;
@@ -473,7 +474,7 @@ rc_C_OpenSession(CK_SLOT_ID slotID, CK_FLAGS flags, CK_VOID_PTR pApplication, CK
 	} else {
 		rv = s ? CKR_CRYPTOKI_NOT_INITIALIZED : CKR_HOST_MEMORY;
 	}
-	pthread_mutex_unlock(&st.lock);
+	pthread_rwlock_unlock(&st.lock);
 	if (rv != CKR_OK) {
 		free(s);
 		/* The server's session goes with the connection; no need to close it. */
@@ -486,12 +487,12 @@ forget_session(CK_SESSION_HANDLE handle)
 {
 	CK_ULONG value;
 
-	pthread_mutex_lock(&st.lock);
+	pthread_rwlock_wrlock(&st.lock);
 	if (pg_handle_map_get(&st.sessions, handle, &value)) {
 		free((rc_session *)(uintptr_t)value);
 		pg_handle_map_remove(&st.sessions, handle);
 	}
-	pthread_mutex_unlock(&st.lock);
+	pthread_rwlock_unlock(&st.lock);
 }
 
 static CK_RV
@@ -521,9 +522,9 @@ rc_C_CloseAllSessions(CK_SLOT_ID slotID)
 	pg_rpc_add_u64(&call.out, slotID);
 	rv = rc_end(&call, rc_run(&call));
 	if (rv == CKR_OK || rv == CKR_TOKEN_NOT_PRESENT) {
-		pthread_mutex_lock(&st.lock);
+		pthread_rwlock_wrlock(&st.lock);
 		drop_sessions_locked(false, slotID);
-		pthread_mutex_unlock(&st.lock);
+		pthread_rwlock_unlock(&st.lock);
 	}
 	return rv;
 }

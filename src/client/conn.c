@@ -35,8 +35,7 @@ typedef struct pending {
 } pending;
 
 static struct {
-	pthread_mutex_t lock;          /* everything but the stream's writes */
-	pthread_mutex_t write_lock;    /* one frame written at a time */
+	pthread_mutex_t lock;          /* everything; requests are written under it */
 	char *address;
 	int fd;                        /* -1 when not connected */
 	pid_t child;                   /* the "|command" process, or 0 */
@@ -46,7 +45,7 @@ static struct {
 	uint32_t next_id;
 	pg_rpc_stream stream;
 	pending *waiting;
-} conn = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, NULL, -1 };
+} conn = { PTHREAD_MUTEX_INITIALIZER, NULL, -1 };
 
 /* ---------------------------------------------------------------------------
  * Connecting
@@ -113,11 +112,9 @@ reap_child(pid_t pid)
 static void
 disconnect_locked(void)
 {
-	pthread_mutex_lock(&conn.write_lock);
 	if (conn.fd >= 0)
 		close(conn.fd);
 	conn.fd = -1;
-	pthread_mutex_unlock(&conn.write_lock);
 	pg_rpc_stream_clear(&conn.stream);
 	conn.alive = false;
 	if (conn.child > 0)
@@ -161,10 +158,8 @@ connect_locked(void)
 		fd = connect_unix(strncmp(a, "unix:path=", 10) == 0 ? a + 10 : a);
 	if (fd < 0)
 		return false;
-	pthread_mutex_lock(&conn.write_lock);
 	conn.fd = fd;
 	pg_rpc_stream_init(&conn.stream, fd, fd);
-	pthread_mutex_unlock(&conn.write_lock);
 	if (!handshake(fd)) {
 		disconnect_locked();
 		return false;
@@ -225,7 +220,6 @@ pg_conn_after_fork(void)
 	/* The parent's connection is the parent's: the child closes its copy
 	 * (the parent's stays open) and connects anew when initialized. */
 	pthread_mutex_init(&conn.lock, NULL);
-	pthread_mutex_init(&conn.write_lock, NULL);
 	if (conn.fd >= 0)
 		close(conn.fd);
 	conn.fd = -1;
@@ -310,17 +304,23 @@ read_for_locked(pending *p)
 	pass_reading_locked();
 }
 
-bool
-pg_conn_call(pg_rpc_out *request, uint32_t code, pg_rpc_frame *reply, unsigned *generation)
+int
+pg_conn_call(pg_rpc_out *request, uint32_t code, unsigned expected, pg_rpc_frame *reply,
+             unsigned *generation)
 {
 	pending p = { 0 };
-	bool ok;
+	int rv = PG_CONN_OK;
 
 	memset(reply, 0, sizeof(*reply));
 	pthread_mutex_lock(&conn.lock);
 	if (!connect_locked()) {
 		pthread_mutex_unlock(&conn.lock);
-		return false;
+		return PG_CONN_UNREACHABLE;
+	}
+	/* A session of an earlier connection is gone with it. */
+	if (expected != 0 && expected != conn.generation) {
+		pthread_mutex_unlock(&conn.lock);
+		return PG_CONN_STALE;
 	}
 	*generation = conn.generation;
 	p.id = conn.next_id++;
@@ -329,37 +329,33 @@ pg_conn_call(pg_rpc_out *request, uint32_t code, pg_rpc_frame *reply, unsigned *
 	pthread_cond_init(&p.cond, NULL);
 	p.next = conn.waiting;
 	conn.waiting = &p;
-	pthread_mutex_unlock(&conn.lock);
-
-	ok = pg_rpc_out_finish(request, p.id, code);
-	if (ok) {
-		pthread_mutex_lock(&conn.write_lock);
-		ok = pg_rpc_stream_write(&conn.stream, request);
-		pthread_mutex_unlock(&conn.write_lock);
-	}
-
-	pthread_mutex_lock(&conn.lock);
-	if (!ok && request->failed == false)
+	/* Written under the lock: one frame at a time, and one lock for the
+	 * common path. A reader blocked in read() holds no lock. */
+	if (!pg_rpc_out_finish(request, p.id, code)) {
+		rv = PG_CONN_UNREACHABLE;
+	} else if (!pg_rpc_stream_write(&conn.stream, request)) {
 		fail_locked();
-	while (ok && !p.done && !p.failed) {
+		rv = PG_CONN_UNREACHABLE;
+	}
+	while (rv == PG_CONN_OK && !p.done && !p.failed) {
 		if (!conn.reading)
 			read_for_locked(&p);
 		else
 			pthread_cond_wait(&p.cond, &conn.lock);
 	}
 	unlink_pending(&p);
-	if (p.done && !p.failed && p.frame.code == code) {
+	if (rv == PG_CONN_OK && p.done && !p.failed && p.frame.code == code) {
 		*reply = p.frame;
 		p.frame.body = NULL;
-	} else {
+	} else if (rv == PG_CONN_OK) {
 		/* An error frame: the server found the request malformed and
 		 * closes the connection. */
 		if (p.done && p.frame.code == PG_RPC_ERROR)
 			fail_locked();
-		ok = false;
+		rv = PG_CONN_UNREACHABLE;
 	}
 	pthread_mutex_unlock(&conn.lock);
 	pg_rpc_frame_clear(&p.frame);
 	pthread_cond_destroy(&p.cond);
-	return ok;
+	return rv;
 }

@@ -26,15 +26,23 @@ void pg_conn_close(void);
 /* After fork(), in the child: forgets the parent's connection. */
 void pg_conn_after_fork(void);
 
+enum {
+	PG_CONN_OK = 0,
+	PG_CONN_UNREACHABLE = -1,   /* no server, or the connection broke */
+	PG_CONN_STALE = -2          /* connected, but not the expected connection */
+};
+
 /*
  * Sends a finished request (id and code are set here) and waits for its
- * reply. Connects first when needed. On success returns true, *reply
- * holds the reply frame (clear it) and *generation the connection's
- * generation. False when the server cannot be reached or the connection
- * broke (or, for an error frame, the server refused the request).
+ * reply. Connects first when needed. expected is the generation of the
+ * connection the call belongs to (a session's), or 0 for any. On
+ * PG_CONN_OK, *reply holds the reply frame (clear it) and *generation the
+ * connection's generation. PG_CONN_UNREACHABLE when the server cannot be
+ * reached or the connection broke (or, for an error frame, the server
+ * refused the request); PG_CONN_STALE when connected anew since.
  */
-bool pg_conn_call(pg_rpc_out *request, uint32_t code, pg_rpc_frame *reply,
-                  unsigned *generation) PG_MUST_CHECK;
+int pg_conn_call(pg_rpc_out *request, uint32_t code, unsigned expected, pg_rpc_frame *reply,
+                 unsigned *generation) PG_MUST_CHECK;
 
 /* The generation of the current connection (0 when none), connecting
  * first when try_connect is set. */

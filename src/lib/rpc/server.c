@@ -13,6 +13,7 @@
 #include <p11glue/p11glue.h>
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@ typedef struct {
 	int busy;                      /* calls in progress */
 	bool finishing;
 	pg_handle_map allowed;         /* with a filter: slots it matched */
+	atomic_uint answered;          /* replies about to be sent (see execute) */
 } rs_worker;
 
 typedef struct {
@@ -332,6 +334,13 @@ execute(rs_worker *w, const pg_rpc_frame *f)
 	pg_rpc_out_init(&out);
 	ok = rs_handlers[f->code](&ctx, &in, &out);
 	pg_rpc_arena_free(ctx.arena);
+	/* A peer sends a request that depends on a reply only after that
+	 * reply: the order runs through the peer, outside this process. This
+	 * release (paired with the acquire after each read) makes it an order
+	 * here too, so that what one thread left in the module for the peer's
+	 * next call (a session's operation state) is seen by the thread that
+	 * serves that call; it also tells ThreadSanitizer. */
+	atomic_fetch_add_explicit(&w->answered, 1, memory_order_release);
 	if (ok && out.failed) {
 		/* The answer does not fit a frame: say so instead. */
 		pg_rpc_out_clear(&out);
@@ -396,6 +405,7 @@ serve_thread(void *arg)
 		pthread_mutex_unlock(&w->lock);
 		pthread_mutex_lock(&w->read_lock);
 		rc = pg_rpc_stream_read(&w->stream, &f);
+		(void)atomic_load_explicit(&w->answered, memory_order_acquire);
 		pthread_mutex_unlock(&w->read_lock);
 		pthread_mutex_lock(&w->lock);
 		w->waiting--;
@@ -453,6 +463,7 @@ serve_thread_socket(void *arg)
 			count = 0;
 		pthread_mutex_lock(&w->read_lock);
 		rc = pg_rpc_stream_read_ready(&w->stream, &f);
+		(void)atomic_load_explicit(&w->answered, memory_order_acquire);
 		more = rc == 1 && pg_rpc_stream_buffered(&w->stream);
 		pthread_mutex_unlock(&w->read_lock);
 		if (more && write(w->wakefd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
