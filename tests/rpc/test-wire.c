@@ -345,6 +345,64 @@ test_mechanism_params(void)
 	pg_rpc_arena_free(arena);
 }
 
+/* SP 800-108: arrays of data parameters and of derived keys (each with a
+ * template); the handles of the derived keys come back after C_DeriveKey. */
+static void
+test_sp800_108(void)
+{
+	CK_SP800_108_COUNTER_FORMAT counter = { CK_FALSE, 32 };
+	CK_PRF_DATA_PARAM data[] = {
+		{ CK_SP800_108_ITERATION_VARIABLE, &counter, sizeof(counter) },
+		{ CK_SP800_108_BYTE_ARRAY, "label", 5 },
+	};
+	CK_OBJECT_CLASS cls = CKO_SECRET_KEY;
+	CK_ATTRIBUTE tmpl[] = { { CKA_CLASS, &cls, sizeof(cls) }, { CKA_LABEL, "extra", 5 } };
+	CK_OBJECT_HANDLE h1 = 0, h2 = 0;
+	CK_DERIVED_KEY keys[] = { { tmpl, 2, &h1 }, { tmpl, 1, &h2 } };
+	CK_SP800_108_KDF_PARAMS kdf = { CKM_SHA256_HMAC, 2, data, 2, keys }, *got;
+	CK_MECHANISM m = { CKM_SP800_108_COUNTER_KDF, &kdf, sizeof(kdf) };
+	pg_rpc_arena *arena = NULL;
+	pg_rpc_out out, reply;
+	pg_rpc_in in;
+
+	got = round_trip(&m, &arena, &out)->pParameter;
+	pg_assert_ulong_eq(got->prfType, CKM_SHA256_HMAC);
+	pg_assert_int_eq(got->ulNumberOfDataParams, 2);
+	pg_assert_mem_eq(got->pDataParams[0].pValue, got->pDataParams[0].ulValueLen, &counter,
+	                 sizeof(counter));
+	pg_assert_mem_eq(got->pDataParams[1].pValue, got->pDataParams[1].ulValueLen, "label", 5);
+	pg_assert_int_eq(got->ulAdditionalDerivedKeys, 2);
+	pg_assert_int_eq(got->pAdditionalDerivedKeys[0].ulAttributeCount, 2);
+	pg_assert_mem_eq(got->pAdditionalDerivedKeys[0].pTemplate[1].pValue, 5, "extra", 5);
+	pg_assert_int_eq(got->pAdditionalDerivedKeys[1].ulAttributeCount, 1);
+	pg_assert_not_null(got->pAdditionalDerivedKeys[1].phKey);
+	/* The module derives the keys; their handles come back. */
+	*got->pAdditionalDerivedKeys[0].phKey = 41;
+	*got->pAdditionalDerivedKeys[1].phKey = 42;
+	pg_rpc_out_init(&reply);
+	pg_rpc_add_mechanism_result(&reply, &(CK_MECHANISM){ m.mechanism, got, sizeof(*got) });
+	pg_assert(pg_rpc_out_finish(&reply, 1, 1));
+	reader(&in, &reply);
+	pg_assert(pg_rpc_get_mechanism_result(&in, &m));
+	pg_assert(pg_rpc_in_done(&in));
+	pg_assert_int_eq(h1, 41);
+	pg_assert_int_eq(h2, 42);
+	pg_rpc_out_clear(&reply);
+	pg_rpc_out_clear(&out);
+
+	/* A count field that is not the array's length is refused. */
+	pg_rpc_out_init(&out);
+	pg_rpc_add_mechanism(&out, &m);
+	pg_assert(pg_rpc_out_finish(&out, 1, 1));
+	/* u8 1, u64 mech, u8 2, u32 id, u64 prfType, then ulNumberOfDataParams. */
+	out.data[PG_RPC_HEADER + 1 + 8 + 1 + 4 + 8] = 3;
+	reader(&in, &out);
+	CK_MECHANISM *bad;
+	pg_assert(!pg_rpc_get_mechanism(&in, &arena, &bad));
+	pg_rpc_out_clear(&out);
+	pg_rpc_arena_free(arena);
+}
+
 static void
 test_forged_params(void)
 {
@@ -496,6 +554,7 @@ main(int argc, char **argv)
 	pg_test("marshal/infos", test_infos);
 	pg_test("params/mechanisms", test_mechanism_params);
 	pg_test("params/forged", test_forged_params);
+	pg_test("params/sp800-108", test_sp800_108);
 	pg_test("params/message-write-back", test_message_params);
 	return pg_test_run(argc, argv);
 }

@@ -184,6 +184,9 @@ def client_stub(name, ps, kind, v3):
             for a in sized:
                 L.append('\t\t*%s = pg_rpc_get_ulong(&call.in);' % a[2])
             L.append('\t}')
+    if name == 'C_DeriveKey':
+        L.append('\tif (rv == CKR_OK && !pg_rpc_get_mechanism_result(&call.in, pMechanism))')
+        L.append('\t\tcall.in.failed = true;')
     m = re.match(r'C_Message(Encrypt|Decrypt|Sign|Verify)Init$', name)
     if m:
         L.append('\tif (rv == CKR_OK && !call.in.failed)')
@@ -285,6 +288,8 @@ def server_handler(name, ps, kind, v3):
                 L.append('\t\tpg_rpc_add_%s(out, %s);' % (INFO[a[2]], a[1]))
             elif f == 'msg_param':
                 L.append('\t\tpg_rpc_add_msg_param_result(out, param_kind, %s, %s);' % (a[1], a[2]))
+        if name == 'C_DeriveKey':
+            L.append('\t\tpg_rpc_add_mechanism_result(out, pMechanism);')
         L.append('\t}')
         sized = [a for a in outs if a[0] in ('out_bytes', 'out_ulongs')]
         if sized:
@@ -321,6 +326,8 @@ INIT_RULES = [
     (r'^CKM_HKDF_(DERIVE|DATA)$', 'S_HKDF'), (r'^CKM_PKCS5_PBKD2$', 'S_PBKD2'),
     (r'^CKM_CHACHA20$', 'S_CHACHA20'), (r'^CKM_SALSA20$', 'S_SALSA20'),
     (r'^CKM_(CHACHA20|SALSA20)_POLY1305$', 'S_POLY1305'),
+    (r'^CKM_SP800_108_(COUNTER|DOUBLE_PIPELINE)_KDF$', 'S_SP800_108'),
+    (r'^CKM_SP800_108_FEEDBACK_KDF$', 'S_SP800_108_FEEDBACK'),
 ]
 MESSAGE_RULES = [
     (r'_GCM$', 'S_GCM_MESSAGE'), (r'_CCM$', 'S_CCM_MESSAGE'),

@@ -56,6 +56,14 @@ void pg_rpc_add_mechanism(pg_rpc_out *out, const CK_MECHANISM *mech);
 bool pg_rpc_get_mechanism(pg_rpc_in *in, pg_rpc_arena **arena, CK_MECHANISM **mech) PG_MUST_CHECK;
 
 /*
+ * After C_DeriveKey: the handles the module wrote into the parameter
+ * (SP 800-108's additional derived keys), server to client, into the
+ * caller's CK_OBJECT_HANDLE variables. Nothing for other parameters.
+ */
+void pg_rpc_add_mechanism_result(pg_rpc_out *out, const CK_MECHANISM *mech);
+bool pg_rpc_get_mechanism_result(pg_rpc_in *in, const CK_MECHANISM *mech) PG_MUST_CHECK;
+
+/*
  * The pParameter of a message function (C_EncryptMessage ...), whose
  * structure depends on the mechanism given to C_Message*Init. After the
  * call the server sends back what the module may have written into it

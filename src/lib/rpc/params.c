@@ -33,6 +33,10 @@ enum {
 	F_PTR_BITS,     /* pointer at off, length in bits in the CK_ULONG at len */
 	F_PTR_FIXED,    /* pointer at off to size bytes */
 	F_NESTED,       /* pointer at off to structure number size */
+	F_ARRAY,        /* pointer at off to structures number size, as many as
+	                 * the CK_ULONG at len says */
+	F_TEMPLATE,     /* CK_ATTRIBUTE_PTR at off, count in the CK_ULONG at len */
+	F_OUT_HANDLE,   /* CK_OBJECT_HANDLE_PTR at off: the module writes a handle */
 };
 
 typedef struct {
@@ -60,13 +64,17 @@ typedef struct {
 #define PF(t, m, n) { F_PTR_FIXED, 0, offsetof(t, m), 0, n }
 #define PF_WB(t, m, n) { F_PTR_FIXED, 1, offsetof(t, m), 0, n }
 #define NS(t, m, s) { F_NESTED, 0, offsetof(t, m), 0, s }
+#define AR(t, m, l, s) { F_ARRAY, 0, offsetof(t, m), offsetof(t, l), s }
+#define TM(t, m, l) { F_TEMPLATE, 0, offsetof(t, m), offsetof(t, l), 0 }
+#define OH(t, m) { F_OUT_HANDLE, 1, offsetof(t, m), 0, 0 }
 
 enum {
 	S_NONE, S_ULONG, S_OAEP, S_PSS, S_RSA_AES_KEY_WRAP, S_ECDH1, S_ECDH2, S_ECMQV,
 	S_ECDH_AES_KEY_WRAP, S_X942_DH1, S_X942_DH2, S_X942_MQV, S_KEA, S_EDDSA, S_GCM, S_CCM,
 	S_GCM_MESSAGE, S_CCM_MESSAGE, S_AES_CTR, S_DES_CBC_DATA, S_AES_CBC_DATA, S_KDF_STRING,
 	S_HKDF, S_PBKD2, S_CHACHA20, S_SALSA20, S_POLY1305, S_POLY1305_MSG, S_RC2_CBC,
-	S_RC2_MAC_GENERAL, S_RC5, S_RC5_CBC, S_RC5_MAC_GENERAL, S_COUNT
+	S_RC2_MAC_GENERAL, S_RC5, S_RC5_CBC, S_RC5_MAC_GENERAL, S_PRF_DATA_PARAM, S_DERIVED_KEY,
+	S_SP800_108, S_SP800_108_FEEDBACK, S_COUNT
 };
 
 static const field f_ulong[] = { { F_ULONG, 0, 0, 0, 0 } };
@@ -199,6 +207,38 @@ static const field f_rc5_mac[] = {
 	UL(CK_RC5_MAC_GENERAL_PARAMS, ulMacLength),
 };
 
+/*
+ * SP 800-108 (PKCS#11 v3.0 §2.43): data parameters whose pValue is a
+ * counter or DKM length format (CK_BBOOL and CK_ULONG fields, passed as
+ * their bytes: peers of one architecture), or a byte array; and keys
+ * derived besides the main one, each with a template and a handle the
+ * module writes back.
+ */
+static const field f_prf_data[] = {
+	UL(CK_PRF_DATA_PARAM, type), PT(CK_PRF_DATA_PARAM, pValue, ulValueLen),
+	UL(CK_PRF_DATA_PARAM, ulValueLen),
+};
+static const field f_derived_key[] = {
+	TM(CK_DERIVED_KEY, pTemplate, ulAttributeCount), UL(CK_DERIVED_KEY, ulAttributeCount),
+	OH(CK_DERIVED_KEY, phKey),
+};
+static const field f_sp800_108[] = {
+	UL(CK_SP800_108_KDF_PARAMS, prfType), UL(CK_SP800_108_KDF_PARAMS, ulNumberOfDataParams),
+	AR(CK_SP800_108_KDF_PARAMS, pDataParams, ulNumberOfDataParams, S_PRF_DATA_PARAM),
+	UL(CK_SP800_108_KDF_PARAMS, ulAdditionalDerivedKeys),
+	AR(CK_SP800_108_KDF_PARAMS, pAdditionalDerivedKeys, ulAdditionalDerivedKeys, S_DERIVED_KEY),
+};
+static const field f_sp800_108_feedback[] = {
+	UL(CK_SP800_108_FEEDBACK_KDF_PARAMS, prfType),
+	UL(CK_SP800_108_FEEDBACK_KDF_PARAMS, ulNumberOfDataParams),
+	AR(CK_SP800_108_FEEDBACK_KDF_PARAMS, pDataParams, ulNumberOfDataParams, S_PRF_DATA_PARAM),
+	UL(CK_SP800_108_FEEDBACK_KDF_PARAMS, ulIVLen),
+	PT(CK_SP800_108_FEEDBACK_KDF_PARAMS, pIV, ulIVLen),
+	UL(CK_SP800_108_FEEDBACK_KDF_PARAMS, ulAdditionalDerivedKeys),
+	AR(CK_SP800_108_FEEDBACK_KDF_PARAMS, pAdditionalDerivedKeys, ulAdditionalDerivedKeys,
+	   S_DERIVED_KEY),
+};
+
 #define ST(name, type, f) [name] = { #type, sizeof(type), f, PG_N_ELEMENTS(f) }
 static const structure structures[S_COUNT] = {
 	ST(S_ULONG, CK_ULONG, f_ulong),
@@ -233,6 +273,10 @@ static const structure structures[S_COUNT] = {
 	ST(S_RC5, CK_RC5_PARAMS, f_rc5),
 	ST(S_RC5_CBC, CK_RC5_CBC_PARAMS, f_rc5_cbc),
 	ST(S_RC5_MAC_GENERAL, CK_RC5_MAC_GENERAL_PARAMS, f_rc5_mac),
+	ST(S_PRF_DATA_PARAM, CK_PRF_DATA_PARAM, f_prf_data),
+	ST(S_DERIVED_KEY, CK_DERIVED_KEY, f_derived_key),
+	ST(S_SP800_108, CK_SP800_108_KDF_PARAMS, f_sp800_108),
+	ST(S_SP800_108_FEEDBACK, CK_SP800_108_FEEDBACK_KDF_PARAMS, f_sp800_108_feedback),
 };
 
 /* { mechanism, structure at C_*Init, structure in message functions },
@@ -333,6 +377,30 @@ add_field(pg_rpc_out *out, const field *f, const void *base, int depth)
 		if (ptr)
 			add_structure(out, f->size, ptr, depth + 1);
 		break;
+	case F_ARRAY:
+		ptr = ptr_at(base, f->off);
+		pg_rpc_add_u8(out, ptr != NULL);
+		if (ptr == NULL)
+			break;
+		len = ulong_at(base, f->len);
+		if (len > PG_RPC_MAX_COUNT) {
+			out->failed = true;
+			break;
+		}
+		pg_rpc_add_u32(out, (uint32_t)len);
+		for (size_t i = 0; i < len && !out->failed; i++)
+			add_structure(out, f->size, (unsigned char *)ptr + i * structures[f->size].size,
+			              depth + 1);
+		break;
+	case F_TEMPLATE:
+		ptr = ptr_at(base, f->off);
+		pg_rpc_add_u8(out, ptr != NULL);
+		if (ptr)
+			pg_rpc_add_template(out, ptr, ulong_at(base, f->len));
+		break;
+	case F_OUT_HANDLE:
+		pg_rpc_add_u8(out, ptr_at(base, f->off) != NULL);
+		break;
 	default:
 		ptr = ptr_at(base, f->off);
 		pg_rpc_add_u8(out, ptr != NULL);
@@ -350,7 +418,7 @@ add_structure(pg_rpc_out *out, int id, const void *base, int depth)
 {
 	const structure *s = &structures[id];
 
-	if (depth > 2) {
+	if (depth > 3) {
 		out->failed = true;
 		return;
 	}
@@ -360,8 +428,10 @@ add_structure(pg_rpc_out *out, int id, const void *base, int depth)
 
 static void *get_structure(pg_rpc_in *in, pg_rpc_arena **arena, int id, int depth);
 
+/* *counted gets the number of elements an array or template field carried. */
 static bool
-get_field(pg_rpc_in *in, pg_rpc_arena **arena, const field *f, unsigned char *base, int depth)
+get_field(pg_rpc_in *in, pg_rpc_arena **arena, const field *f, unsigned char *base, int depth,
+          size_t *counted)
 {
 	const unsigned char *bytes;
 	CK_ULONG v;
@@ -385,6 +455,43 @@ get_field(pg_rpc_in *in, pg_rpc_arena **arena, const field *f, unsigned char *ba
 		if (pg_rpc_get_u8(in) && (ptr = get_structure(in, arena, f->size, depth + 1)) == NULL)
 			return false;
 		break;
+	case F_ARRAY: {
+		uint32_t n;
+		size_t size = structures[f->size].size;
+		if (!pg_rpc_get_u8(in))
+			break;
+		n = pg_rpc_get_count(in, PG_RPC_MAX_COUNT);
+		/* Each element takes at least a byte: a count beyond the input is a lie. */
+		if (in->failed || n > in->len - in->off)
+			return in->failed = true, false;
+		ptr = pg_rpc_arena_alloc(arena, (n ? n : 1) * size);
+		if (ptr == NULL)
+			return in->failed = true, false;
+		for (uint32_t i = 0; i < n; i++) {
+			void *one = get_structure(in, arena, f->size, depth + 1);
+			if (one == NULL)
+				return false;
+			memcpy((unsigned char *)ptr + i * size, one, size);
+		}
+		*counted = n;
+		break;
+	}
+	case F_TEMPLATE: {
+		CK_ATTRIBUTE *t;
+		CK_ULONG n;
+		if (!pg_rpc_get_u8(in))
+			break;
+		if (!pg_rpc_get_template(in, arena, &t, &n))
+			return false;
+		ptr = t ? (void *)t : pg_rpc_arena_alloc(arena, 1);
+		*counted = n;
+		break;
+	}
+	case F_OUT_HANDLE:
+		if (pg_rpc_get_u8(in) &&
+		    (ptr = pg_rpc_arena_alloc(arena, sizeof(CK_OBJECT_HANDLE))) == NULL)
+			return in->failed = true, false;
+		break;
 	default:
 		if (!pg_rpc_get_u8(in))
 			break;
@@ -404,9 +511,9 @@ get_structure(pg_rpc_in *in, pg_rpc_arena **arena, int id, int depth)
 {
 	const structure *s;
 	unsigned char *base;
-	size_t given[16], want;
+	size_t given[16] = { 0 }, want;
 
-	if (depth > 2 || id <= S_NONE || id >= S_COUNT)
+	if (depth > 3 || id <= S_NONE || id >= S_COUNT)
 		return in->failed = true, NULL;
 	s = &structures[id];
 	base = pg_rpc_arena_alloc(arena, s->size);
@@ -414,19 +521,29 @@ get_structure(pg_rpc_in *in, pg_rpc_arena **arena, int id, int depth)
 		return in->failed = true, NULL;
 	for (size_t i = 0; i < s->n_fields; i++) {
 		const field *f = &s->fields[i];
-		size_t before = in->off;
-		if (!get_field(in, arena, f, base, depth))
+		size_t before = in->off, counted = 0;
+		if (!get_field(in, arena, f, base, depth, &counted))
 			return NULL;
-		/* The bytes a pointer field carried: total minus flag and prefix. */
-		given[i] = in->off - before > 5 ? in->off - before - 5 : 0;
+		/* The bytes a pointer field carried: total minus flag and prefix;
+		 * the elements of an array or template. */
+		if (f->kind == F_ARRAY || f->kind == F_TEMPLATE)
+			given[i] = counted;
+		else
+			given[i] = in->off - before > 5 ? in->off - before - 5 : 0;
 	}
 	/* Every pointer's data must be exactly as long as its length field
 	 * says: the module reads that many bytes. */
 	for (size_t i = 0; i < s->n_fields; i++) {
 		const field *f = &s->fields[i];
-		if (f->kind != F_PTR && f->kind != F_PTR_BITS && f->kind != F_PTR_FIXED)
-			continue;
 		if (ptr_at(base, f->off) == NULL)
+			continue;
+		if (f->kind == F_ARRAY || f->kind == F_TEMPLATE) {
+			/* As many elements as the count field says. */
+			if (ulong_at(base, f->len) != given[i])
+				return in->failed = true, NULL;
+			continue;
+		}
+		if (f->kind != F_PTR && f->kind != F_PTR_BITS && f->kind != F_PTR_FIXED)
 			continue;
 		if (!data_len(f, base, &want) || want != given[i])
 			return in->failed = true, NULL;
@@ -567,7 +684,7 @@ pg_rpc_add_msg_param_result(pg_rpc_out *out, int kind, const void *param, CK_ULO
 	for (size_t i = 0; i < s->n_fields; i++) {
 		const field *f = &s->fields[i];
 		void *p = ptr_at(param, f->off);
-		if (!f->writeback || p == NULL)
+		if (!f->writeback || p == NULL || f->kind == F_OUT_HANDLE)
 			continue;
 		if (!data_len(f, param, &n))
 			out->failed = true;
@@ -598,12 +715,99 @@ pg_rpc_get_msg_param_result(pg_rpc_in *in, CK_MECHANISM_TYPE mech, void *param, 
 	for (size_t i = 0; i < s->n_fields; i++) {
 		const field *f = &s->fields[i];
 		void *p = ptr_at(param, f->off);
-		if (!f->writeback || p == NULL)
+		if (!f->writeback || p == NULL || f->kind == F_OUT_HANDLE)
 			continue;
 		bytes = pg_rpc_get_bytes(in, &n);
 		if (bytes == NULL || !data_len(f, param, &want) || n != want)
 			return in->failed = true, false;
 		memcpy(p, bytes, n);
 	}
+	return !in->failed;
+}
+
+/* ---------------------------------------------------------------------------
+ * Handles a module writes into a mechanism's parameter (C_DeriveKey with
+ * SP 800-108's additional keys): each output handle of the structure, in
+ * order, through arrays and nested structures, as u64.
+ */
+
+static void
+add_handles(pg_rpc_out *out, int id, const void *base, int depth)
+{
+	const structure *s = &structures[id];
+
+	if (depth > 3)
+		return;
+	for (size_t i = 0; i < s->n_fields; i++) {
+		const field *f = &s->fields[i];
+		void *p = ptr_at(base, f->off);
+		if (p == NULL)
+			continue;
+		if (f->kind == F_OUT_HANDLE) {
+			pg_rpc_add_u64(out, *(CK_OBJECT_HANDLE *)p);
+		} else if (f->kind == F_NESTED) {
+			add_handles(out, f->size, p, depth + 1);
+		} else if (f->kind == F_ARRAY) {
+			CK_ULONG n = ulong_at(base, f->len);
+			for (CK_ULONG k = 0; k < n && k < PG_RPC_MAX_COUNT; k++)
+				add_handles(out, f->size, (unsigned char *)p + k * structures[f->size].size,
+				            depth + 1);
+		}
+	}
+}
+
+static void
+get_handles(pg_rpc_in *in, int id, const void *base, int depth)
+{
+	const structure *s = &structures[id];
+
+	if (depth > 3)
+		return;
+	for (size_t i = 0; i < s->n_fields && !in->failed; i++) {
+		const field *f = &s->fields[i];
+		void *p = ptr_at(base, f->off);
+		if (p == NULL)
+			continue;
+		if (f->kind == F_OUT_HANDLE) {
+			*(CK_OBJECT_HANDLE *)p = pg_rpc_get_ulong(in);
+		} else if (f->kind == F_NESTED) {
+			get_handles(in, f->size, p, depth + 1);
+		} else if (f->kind == F_ARRAY) {
+			CK_ULONG n = ulong_at(base, f->len);
+			for (CK_ULONG k = 0; k < n && k < PG_RPC_MAX_COUNT && !in->failed; k++)
+				get_handles(in, f->size, (unsigned char *)p + k * structures[f->size].size,
+				            depth + 1);
+		}
+	}
+}
+
+/* The structure a mechanism's parameter was sent as, or S_NONE. */
+static int
+sent_as(const CK_MECHANISM *mech)
+{
+	const mech_entry *e = mech ? find_mech(mech->mechanism) : NULL;
+
+	if (e == NULL || e->init == S_NONE || mech->pParameter == NULL ||
+	    mech->ulParameterLen != structures[e->init].size)
+		return S_NONE;
+	return e->init;
+}
+
+void
+pg_rpc_add_mechanism_result(pg_rpc_out *out, const CK_MECHANISM *mech)
+{
+	int id = sent_as(mech);
+
+	if (id != S_NONE)
+		add_handles(out, id, mech->pParameter, 0);
+}
+
+bool
+pg_rpc_get_mechanism_result(pg_rpc_in *in, const CK_MECHANISM *mech)
+{
+	int id = sent_as(mech);
+
+	if (id != S_NONE)
+		get_handles(in, id, mech->pParameter, 0);
 	return !in->failed;
 }
