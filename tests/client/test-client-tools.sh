@@ -184,6 +184,29 @@ lacks "... and no other slot" "$out" "*uninitialized*"
 stop_server
 start_server --provider "$softhsm"
 
+# As a daemon (the default): the printed commands, evaluated, reach it;
+# it is stopped by the PID it printed, and removes its socket.
+stop_server
+run "$tool" server --provider "$softhsm" --socket "$tmp/daemon.sock"
+ran "p11glue server becomes a daemon"
+eval "$out"
+[ -n "${P11GLUE_SERVER_PID:-}" ] && pids+=("$P11GLUE_SERVER_PID")
+has "... and prints its address" "$P11GLUE_SERVER_ADDRESS" "unix:path=$tmp/daemon.sock"
+run ptool -L
+has "... which serves the token" "$out" "*token label*: t1*"
+kill "$P11GLUE_SERVER_PID"
+for _ in $(seq 100); do [ -e "$tmp/daemon.sock" ] || break; sleep 0.05; done
+if [ ! -e "$tmp/daemon.sock" ]; then ok "... and removes its socket when stopped"
+else not_ok "... and removes its socket when stopped"; fi
+run "$tool" server -c --provider "$softhsm" --socket "$tmp/daemon2.sock"
+has "csh syntax with -c" "$out" "setenv P11GLUE_SERVER_ADDRESS unix:path=$tmp/daemon2.sock;*"
+pid=$(printf '%s\n' "$out" | sed -n 's/^setenv P11GLUE_SERVER_PID \([0-9]*\);$/\1/p')
+[ -n "$pid" ] && kill "$pid"
+run "$tool" server --provider "$tmp/no-such-module.so"
+failed_run "a module that does not exist is refused at start"
+export P11GLUE_SERVER_ADDRESS="unix:path=$sock"
+start_server --provider "$softhsm"
+
 # ---------------------------------------------------------------------------
 # Another uid: refused by SO_PEERCRED (the socket is opened up so that the
 # file mode is not what refuses), served with --allow-uid.
