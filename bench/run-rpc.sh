@@ -96,6 +96,37 @@ for op in info sign; do
 	done
 done
 
+# CPU time the server spends per call (its worker processes, one client,
+# C_GetSessionInfo), sampled from /proc while the client runs: less
+# sensitive to what else the machine is doing than the rates above.
+hz=$(getconf CLK_TCK)
+worker_ticks() {  # the summed utime+stime of the children of server PID $1
+	local t=0 c f
+	for c in $(cat /proc/"$1"/task/*/children 2>/dev/null); do
+		f=$(cut -d' ' -f14,15 /proc/"$c"/stat 2>/dev/null) || continue
+		t=$((t + ${f% *} + ${f#* }))
+	done
+	echo "$t"
+}
+cpu_per_call() {  # cpu_per_call MODULE SERVER_PID
+	local t1 t2 span line
+	span=$(awk -v s="$seconds" 'BEGIN { print (s > 2 ? s - 1.5 : s / 2) }')
+	"$bench" --time "$seconds" info "$1" bench "$pin" bench-key >"$tmp/cpu.out" &
+	local b=$!
+	sleep 1
+	t1=$(worker_ticks "$2")
+	sleep "$span"
+	t2=$(worker_ticks "$2")
+	wait "$b"
+	line=$(cat "$tmp/cpu.out")
+	awk -v d=$((t2 - t1)) -v hz="$hz" -v ops="$(echo "$line" | awk '{print $2}')" -v s="$span" \
+		'BEGIN { printf "%.2f", d / hz * 1e6 / (ops * s) }'
+}
+echo
+cg=$(cpu_per_call "$ours" "${pids[0]}")
+ck=$(cpu_per_call "$p11kit_client" "${pids[1]}")
+echo "server CPU per C_GetSessionInfo (1 client): p11glue $cg us, p11-kit $ck us"
+
 echo
 echo "== Targets"
 verdict() { if [ "$1" = 1 ]; then echo "met"; else echo "MISSED"; fi; }
