@@ -19,7 +19,8 @@ for f in \
 	usr/include/p11glue/registry.h \
 	usr/include/p11glue/pin.h \
 	usr/include/p11glue/defs.h \
-	"usr/lib/$arch/pkcs11/p11glue-proxy.so"; do
+	"usr/lib/$arch/pkcs11/p11glue-proxy.so" \
+	"usr/lib/$arch/pkcs11/p11glue-client.so"; do
 	if [ -e "$stage/$f" ]; then echo "installed: /$f"; else echo "MISSING: /$f"; status=1; fi
 done
 # A program built against the installed files only.

@@ -17,7 +17,8 @@ packages=(
 	gnutls-bin libnss3-tools openjdk-17-jdk-headless curl iproute2 util-linux softhsm2
 	# trust: p11-kit for differential tests, real consumers, libcrypto
 	openssl ca-certificates
-	# remote
+	# remote: sshd for the ssh tests (login, stdio mode, -R forwarding); ip for loopback
+	openssh-server iproute2
 )
 
 missing=()

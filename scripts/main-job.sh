@@ -122,6 +122,23 @@ step "a PEM bundle of the anchors extracted for OpenSSL" \
 first=$(awk '/BEGIN CERT/{p=1} p{print} /END CERT/{exit}' "$work/anchors.pem" >"$work/first.pem"; echo "$work/first.pem")
 step "openssl verify uses the extracted bundle (a root checks against it)" \
 	openssl verify -CAfile "$work/anchors.pem" "$first"
+# Remote tokens: the token served on a socket (stopped by its PID at the
+# end) and used through p11glue-client.so; then over stdin/stdout, as
+# `ssh host p11glue remote ...` would carry it.
+client="$build/src/client/p11glue-client.so"
+"$p11glue" server --foreground --provider "$softhsm" --socket "$work/p11glue.sock" \
+	>"$work/server.env" 2>"$work/server.err" &
+server_pid=$!
+trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 100); do [ -S "$work/p11glue.sock" ] && break; sleep 0.1; done
+step "the token served on a socket: what to export (p11glue server)" cat "$work/server.env"
+step "the served token through p11glue-client.so (pkcs11-tool -L)" \
+	env P11GLUE_SERVER_ADDRESS="unix:path=$work/p11glue.sock" pkcs11-tool --module "$client" -L
+step "ssh reads the key from the served token (ssh-keygen -D p11glue-client.so)" \
+	env P11GLUE_SERVER_ADDRESS="unix:path=$work/p11glue.sock" ssh-keygen -D "$client"
+step "the same token over stdin/stdout (P11GLUE_SERVER_ADDRESS='|p11glue remote ...')" \
+	env P11GLUE_SERVER_ADDRESS="|$p11glue remote $softhsm" \
+	pkcs11-tool --module "$client" --token-label demo --login --pin 1234 -O --type privkey
 
 if [ "$failed" -ne 0 ]; then
 	echo "main job: $failed of $step steps failed"

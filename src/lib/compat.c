@@ -6,6 +6,11 @@
 
 #include "compat.h"
 
+#include <signal.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -136,4 +141,12 @@ void
 pg_at_fork_child(void (*func)(void))
 {
 	pthread_atfork(NULL, NULL, func);
+}
+
+void
+pg_die_with_parent(void)
+{
+#ifdef __linux__
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+#endif
 }

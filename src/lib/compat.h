@@ -40,4 +40,8 @@ long pg_tty_read_secret(const char *prompt, char *buf, size_t size);
 /* Registers a function to run in the child after fork(). */
 void pg_at_fork_child(void (*func)(void));
 
+/* Asks for SIGTERM when the parent process dies (where the system can;
+ * elsewhere a no-op). For workers that must not outlive their server. */
+void pg_die_with_parent(void);
+
 #endif /* PG_COMPAT_H */

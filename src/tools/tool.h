@@ -146,4 +146,8 @@ int pg_cmd_list_objects(int argc, char **argv);
 int pg_cmd_list_mechanisms(int argc, char **argv);
 int pg_cmd_print_config(int argc, char **argv);
 
+/* Remote tokens (cmd-server.c). */
+int pg_cmd_server(int argc, char **argv);
+int pg_cmd_remote(int argc, char **argv);
+
 #endif /* PG_TOOL_H */

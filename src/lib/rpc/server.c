@@ -1,0 +1,635 @@
+/*
+ * Serving a module over RPC (see server.h).
+ */
+#define _GNU_SOURCE /* SO_PEERCRED, struct ucred */
+#include "config.h"
+
+#include "server.h"
+#include "marshal.h"
+#include "modules.h"
+#include "handles.h"
+#include "rpc-calls.h"
+
+#include <p11glue/p11glue.h>
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Threads serving one peer at most (each runs one call at a time). */
+#define MAX_THREADS 64
+/* How long a finishing worker waits for calls in progress. */
+#define FINISH_WAIT_MS 2000
+
+typedef struct {
+	pg_rpc_stream stream;
+	const pg_rpc_serve_options *opts;
+	CK_FUNCTION_LIST_3_0 *funcs;
+	pg_module *module;
+	bool v3;
+	pthread_mutex_t read_lock;     /* held by the leader, who reads */
+	pthread_mutex_t write_lock;
+	pthread_mutex_t lock;          /* what follows */
+	int epfd;                      /* sockets: idle threads wait here */
+	int wakefd;                    /* an eventfd: frames buffered already */
+	int threads;
+	int waiting;                   /* threads waiting for, or holding, the read role */
+	int busy;                      /* calls in progress */
+	bool finishing;
+	pg_handle_map allowed;         /* with a filter: slots it matched */
+	atomic_uint answered;          /* replies about to be sent (see execute) */
+} rs_worker;
+
+typedef struct {
+	rs_worker *w;
+	CK_FUNCTION_LIST_3_0 *funcs;
+	bool v3;
+	pg_rpc_arena *arena;
+} rs_ctx;
+
+static rs_worker worker;
+
+static void finish(int status) __attribute__((noreturn));
+
+/* ---------------------------------------------------------------------------
+ * Helpers of the generated handlers
+ */
+
+/* An output buffer: u8 present, u64 capacity (at most what a reply holds). */
+static CK_BYTE_PTR
+rs_get_out_bytes(rs_ctx *ctx, pg_rpc_in *in, CK_ULONG *len)
+{
+	bool present = pg_rpc_get_u8(in) != 0;
+	uint64_t cap = pg_rpc_get_u64(in);
+	CK_BYTE_PTR p;
+
+	if (cap > PG_RPC_MAX_BODY - 64)
+		cap = PG_RPC_MAX_BODY - 64;
+	*len = (CK_ULONG)cap;
+	if (!present || in->failed)
+		return NULL;
+	p = pg_rpc_arena_alloc(&ctx->arena, (size_t)cap);
+	if (p == NULL)
+		in->failed = true;
+	return p;
+}
+
+static void
+rs_add_out_bytes(pg_rpc_out *out, const CK_BYTE *p, CK_ULONG len)
+{
+	pg_rpc_add_u64(out, len);
+	pg_rpc_add_u8(out, p != NULL);
+	if (p != NULL)
+		pg_rpc_add_bytes(out, p, len);
+}
+
+static CK_UTF8CHAR_PTR
+rs_get_label(pg_rpc_in *in)
+{
+	if (!pg_rpc_get_u8(in))
+		return NULL;
+	return (CK_UTF8CHAR_PTR)pg_rpc_get_raw(in, 32);
+}
+
+static CK_ULONG *
+rs_alloc_ulongs(rs_ctx *ctx, pg_rpc_in *in, CK_ULONG n)
+{
+	CK_ULONG *p;
+
+	if (n > PG_RPC_MAX_COUNT) {
+		in->failed = true;
+		return NULL;
+	}
+	p = pg_rpc_arena_alloc(&ctx->arena, (n ? n : 1) * sizeof(CK_ULONG));
+	if (p == NULL)
+		in->failed = true;
+	return p;
+}
+
+/* What a module wrote into a handle array of max entries. */
+static void
+rs_add_ulongs(pg_rpc_out *out, const CK_ULONG *p, CK_ULONG max, CK_ULONG count)
+{
+	if (count > max)
+		count = max;
+	pg_rpc_add_u32(out, (uint32_t)count);
+	for (CK_ULONG i = 0; i < count; i++)
+		pg_rpc_add_u64(out, p[i]);
+}
+
+static CK_ULONG *
+rs_get_out_ulongs(rs_ctx *ctx, pg_rpc_in *in, CK_ULONG *count)
+{
+	bool present = pg_rpc_get_u8(in) != 0;
+
+	*count = pg_rpc_get_ulong(in);
+	if (!present || in->failed)
+		return NULL;
+	return rs_alloc_ulongs(ctx, in, *count);
+}
+
+static void
+rs_add_out_ulongs(pg_rpc_out *out, const CK_ULONG *p, CK_ULONG count)
+{
+	pg_rpc_add_u64(out, count);
+	pg_rpc_add_u8(out, p != NULL);
+	if (p == NULL)
+		return;
+	for (CK_ULONG i = 0; i < count; i++)
+		pg_rpc_add_u64(out, p[i]);
+}
+
+/* ---------------------------------------------------------------------------
+ * Slot filter (a URI selecting tokens)
+ */
+
+static bool
+slot_matches(rs_worker *w, CK_SLOT_ID slot)
+{
+	CK_SLOT_INFO si;
+	CK_TOKEN_INFO ti;
+
+	if (w->funcs->C_GetSlotInfo(slot, &si) != CKR_OK ||
+	    !p11glue_uri_match_slot_info(w->opts->filter, slot, &si))
+		return false;
+	if (!(si.flags & CKF_TOKEN_PRESENT) || w->funcs->C_GetTokenInfo(slot, &ti) != CKR_OK) {
+		/* No token: only a URI without token attributes selects it. */
+		memset(&ti, 0, sizeof(ti));
+	}
+	return p11glue_uri_match_token_info(w->opts->filter, &ti);
+}
+
+static bool
+rs_slot_allowed(rs_ctx *ctx, CK_SLOT_ID slot)
+{
+	bool ok;
+
+	if (ctx->w->opts->filter == NULL)
+		return true;
+	pthread_mutex_lock(&ctx->w->lock);
+	ok = pg_handle_map_get(&ctx->w->allowed, slot, NULL);
+	pthread_mutex_unlock(&ctx->w->lock);
+	if (!ok && slot_matches(ctx->w, slot)) {
+		pthread_mutex_lock(&ctx->w->lock);
+		ok = pg_handle_map_put(&ctx->w->allowed, slot, 1);
+		pthread_mutex_unlock(&ctx->w->lock);
+	}
+	return ok;
+}
+
+#include "rpc-server.inc"
+
+/* ---------------------------------------------------------------------------
+ * The calls served by hand
+ */
+
+/* The module's whole list (size query, then fill, as slots may appear). */
+static CK_RV
+module_slots(rs_ctx *ctx, CK_BBOOL present, CK_SLOT_ID **slots, CK_ULONG *n)
+{
+	CK_RV rv;
+
+	for (int tries = 0; tries < 8; tries++) {
+		rv = ctx->funcs->C_GetSlotList(present, NULL, n);
+		if (rv != CKR_OK)
+			return rv;
+		if (*n > PG_RPC_MAX_COUNT)
+			return CKR_DEVICE_ERROR;
+		*slots = pg_rpc_arena_alloc(&ctx->arena, (*n ? *n : 1) * sizeof(CK_SLOT_ID));
+		if (*slots == NULL)
+			return CKR_HOST_MEMORY;
+		rv = ctx->funcs->C_GetSlotList(present, *slots, n);
+		if (rv != CKR_BUFFER_TOO_SMALL)
+			return rv;
+	}
+	return rv;
+}
+
+static bool
+rs_C_GetSlotList(rs_ctx *ctx, pg_rpc_in *in, pg_rpc_out *out)
+{
+	CK_BBOOL present = pg_rpc_get_u8(in);
+	bool buffer = pg_rpc_get_u8(in) != 0;
+	CK_ULONG cap = pg_rpc_get_ulong(in), n = 0, kept = 0;
+	CK_SLOT_ID *slots = NULL;
+	CK_RV rv;
+
+	if (!pg_rpc_in_done(in))
+		return false;
+	rv = module_slots(ctx, present, &slots, &n);
+	for (CK_ULONG i = 0; rv == CKR_OK && i < n; i++) {
+		if (rs_slot_allowed(ctx, slots[i]))
+			slots[kept++] = slots[i];
+	}
+	if (rv == CKR_OK && buffer && kept > cap)
+		rv = CKR_BUFFER_TOO_SMALL;
+	pg_rpc_add_u64(out, rv);
+	if (rv == CKR_OK)
+		rs_add_out_ulongs(out, buffer ? slots : NULL, kept);
+	else if (rv == CKR_BUFFER_TOO_SMALL)
+		pg_rpc_add_u64(out, kept);
+	return true;
+}
+
+static bool
+rs_C_OpenSession(rs_ctx *ctx, pg_rpc_in *in, pg_rpc_out *out)
+{
+	CK_SLOT_ID slot = pg_rpc_get_ulong(in);
+	CK_FLAGS flags = pg_rpc_get_ulong(in);
+	CK_SESSION_HANDLE session = 0;
+	CK_RV rv;
+
+	if (!pg_rpc_in_done(in))
+		return false;
+	/* Notify callbacks stay on the client's side (PKCS#11 v3.0 §5.6
+	 * lets a library never call them). */
+	if (!rs_slot_allowed(ctx, slot))
+		rv = CKR_SLOT_ID_INVALID;
+	else
+		rv = ctx->funcs->C_OpenSession(slot, flags, NULL, NULL, &session);
+	pg_rpc_add_u64(out, rv);
+	if (rv == CKR_OK)
+		pg_rpc_add_u64(out, session);
+	return true;
+}
+
+static bool
+rs_C_GetAttributeValue(rs_ctx *ctx, pg_rpc_in *in, pg_rpc_out *out)
+{
+	CK_SESSION_HANDLE session = pg_rpc_get_ulong(in);
+	CK_OBJECT_HANDLE object = pg_rpc_get_ulong(in);
+	CK_ATTRIBUTE *tmpl;
+	CK_ULONG count;
+	CK_RV rv;
+
+	if (!pg_rpc_get_attr_request(in, &ctx->arena, &tmpl, &count) || !pg_rpc_in_done(in))
+		return false;
+	rv = ctx->funcs->C_GetAttributeValue(session, object, tmpl, count);
+	pg_rpc_add_u64(out, rv);
+	/* These codes still describe every attribute (PKCS#11 v3.0 §5.7.5). */
+	if (rv == CKR_OK || rv == CKR_ATTRIBUTE_SENSITIVE || rv == CKR_ATTRIBUTE_TYPE_INVALID ||
+	    rv == CKR_BUFFER_TOO_SMALL)
+		pg_rpc_add_attr_result(out, tmpl, count);
+	return true;
+}
+
+static bool
+rs_C_WaitForSlotEvent(rs_ctx *ctx, pg_rpc_in *in, pg_rpc_out *out)
+{
+	CK_FLAGS flags = pg_rpc_get_ulong(in);
+	CK_SLOT_ID slot = 0;
+	CK_RV rv;
+
+	if (!pg_rpc_in_done(in))
+		return false;
+	/* Events of slots outside the filter are skipped. */
+	do
+		rv = ctx->funcs->C_WaitForSlotEvent(flags, &slot, NULL);
+	while (rv == CKR_OK && !rs_slot_allowed(ctx, slot) && !(flags & CKF_DONT_BLOCK));
+	if (rv == CKR_OK && !rs_slot_allowed(ctx, slot))
+		rv = CKR_NO_EVENT;
+	pg_rpc_add_u64(out, rv);
+	if (rv == CKR_OK)
+		pg_rpc_add_u64(out, slot);
+	return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * The worker: leader/follower threads
+ */
+
+static bool
+send_frame(rs_worker *w, pg_rpc_out *out, uint32_t id, uint32_t code)
+{
+	bool ok;
+
+	if (!pg_rpc_out_finish(out, id, code))
+		return false;
+	pthread_mutex_lock(&w->write_lock);
+	ok = pg_rpc_stream_write(&w->stream, out);
+	pthread_mutex_unlock(&w->write_lock);
+	return ok;
+}
+
+/* Executes one request; false when it was malformed. */
+static bool
+execute(rs_worker *w, const pg_rpc_frame *f)
+{
+	rs_ctx ctx = { w, w->funcs, w->v3, NULL };
+	pg_rpc_out out;
+	pg_rpc_in in;
+	bool ok;
+
+	if (f->code >= PG_RPC_CALL_COUNT || rs_handlers[f->code] == NULL)
+		return false;
+	pg_rpc_in_init(&in, f->body, f->len);
+	pg_rpc_out_init(&out);
+	ok = rs_handlers[f->code](&ctx, &in, &out);
+	pg_rpc_arena_free(ctx.arena);
+	/* A peer sends a request that depends on a reply only after that
+	 * reply: the order runs through the peer, outside this process. This
+	 * release (paired with the acquire after each read) makes it an order
+	 * here too, so that what one thread left in the module for the peer's
+	 * next call (a session's operation state) is seen by the thread that
+	 * serves that call; it also tells ThreadSanitizer. */
+	atomic_fetch_add_explicit(&w->answered, 1, memory_order_release);
+	if (ok && out.failed) {
+		/* The answer does not fit a frame: say so instead. */
+		pg_rpc_out_clear(&out);
+		pg_rpc_out_init(&out);
+		pg_rpc_add_u64(&out, CKR_DEVICE_MEMORY);
+	}
+	if (ok && !send_frame(w, &out, f->id, f->code))
+		finish(0);
+	pg_rpc_out_clear(&out);
+	return ok;
+}
+
+static void
+send_error(rs_worker *w, uint32_t id)
+{
+	pg_rpc_out out;
+
+	pg_rpc_out_init(&out);
+	pg_rpc_add_u64(&out, CKR_DEVICE_ERROR);
+	if (!send_frame(w, &out, id, PG_RPC_ERROR))
+		pg_rpc_out_clear(&out);
+	pg_rpc_out_clear(&out);
+}
+
+static void *serve_thread(void *arg);
+static void *serve_thread_socket(void *arg);
+
+static void
+maybe_spawn(rs_worker *w)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	bool spawn;
+
+	pthread_mutex_lock(&w->lock);
+	spawn = w->waiting == 0 && w->threads < MAX_THREADS && !w->finishing;
+	if (spawn)
+		w->threads++;
+	pthread_mutex_unlock(&w->lock);
+	if (!spawn)
+		return;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, w->epfd >= 0 ? serve_thread_socket : serve_thread, w) != 0) {
+		pthread_mutex_lock(&w->lock);
+		w->threads--;
+		pthread_mutex_unlock(&w->lock);
+	}
+	pthread_attr_destroy(&attr);
+}
+
+static void *
+serve_thread(void *arg)
+{
+	rs_worker *w = arg;
+	pg_rpc_frame f;
+	int rc;
+
+	for (;;) {
+		pthread_mutex_lock(&w->lock);
+		w->waiting++;
+		pthread_mutex_unlock(&w->lock);
+		pthread_mutex_lock(&w->read_lock);
+		rc = pg_rpc_stream_read(&w->stream, &f);
+		(void)atomic_load_explicit(&w->answered, memory_order_acquire);
+		pthread_mutex_unlock(&w->read_lock);
+		pthread_mutex_lock(&w->lock);
+		w->waiting--;
+		w->busy++;
+		pthread_mutex_unlock(&w->lock);
+		if (rc <= 0) {
+			if (rc == -2)
+				send_error(w, f.id);
+			finish(rc == 0 ? 0 : 1);
+		}
+		/* Someone must be reading while this thread works. */
+		maybe_spawn(w);
+		if (!execute(w, &f)) {
+			if (!w->opts->quiet)
+				pg_message("server: malformed %s request from the peer; closing",
+				           f.code < PG_RPC_CALL_COUNT ? pg_rpc_call_names[f.code] : "unknown");
+			send_error(w, f.id);
+			pg_rpc_frame_clear(&f);
+			finish(1);
+		}
+		pg_rpc_frame_clear(&f);
+		pthread_mutex_lock(&w->lock);
+		w->busy--;
+		pthread_mutex_unlock(&w->lock);
+	}
+	return NULL;
+}
+
+/*
+ * Sockets: idle threads wait in epoll_wait on the socket, edge-triggered
+ * (each arrival of data wakes one waiter); the one woken reads a request
+ * and executes it, and a request that comes meanwhile wakes another idle
+ * thread. A lone caller thus costs no wake-up of a second thread. What a
+ * read brought beyond one frame (or may have left in the socket, after a
+ * read that filled the buffer) is announced on the eventfd, so that no
+ * request waits for an arrival that will not come.
+ */
+static void *
+serve_thread_socket(void *arg)
+{
+	rs_worker *w = arg;
+	struct epoll_event ev;
+	pg_rpc_frame f;
+	uint64_t count;
+	bool more;
+	int rc;
+
+	for (;;) {
+		pthread_mutex_lock(&w->lock);
+		w->waiting++;
+		pthread_mutex_unlock(&w->lock);
+		while (epoll_wait(w->epfd, &ev, 1, -1) != 1)
+			;
+		if (ev.data.fd == w->wakefd && read(w->wakefd, &count, sizeof(count)) < 0)
+			count = 0;
+		pthread_mutex_lock(&w->read_lock);
+		rc = pg_rpc_stream_read_ready(&w->stream, &f);
+		(void)atomic_load_explicit(&w->answered, memory_order_acquire);
+		more = rc == 1 && pg_rpc_stream_buffered(&w->stream);
+		pthread_mutex_unlock(&w->read_lock);
+		if (more && write(w->wakefd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
+			more = false;
+		pthread_mutex_lock(&w->lock);
+		w->waiting--;
+		w->busy++;
+		pthread_mutex_unlock(&w->lock);
+		if (rc == -3) {
+			/* Someone else took it. */
+			pthread_mutex_lock(&w->lock);
+			w->busy--;
+			pthread_mutex_unlock(&w->lock);
+			continue;
+		}
+		if (rc <= 0) {
+			if (rc == -2)
+				send_error(w, f.id);
+			finish(rc == 0 ? 0 : 1);
+		}
+		maybe_spawn(w);
+		if (!execute(w, &f)) {
+			if (!w->opts->quiet)
+				pg_message("server: malformed %s request from the peer; closing",
+				           f.code < PG_RPC_CALL_COUNT ? pg_rpc_call_names[f.code] : "unknown");
+			send_error(w, f.id);
+			pg_rpc_frame_clear(&f);
+			finish(1);
+		}
+		pg_rpc_frame_clear(&f);
+		pthread_mutex_lock(&w->lock);
+		w->busy--;
+		pthread_mutex_unlock(&w->lock);
+	}
+	return NULL;
+}
+
+/* Sets up the epoll set for a socket peer; false for other descriptors. */
+static bool
+setup_epoll(rs_worker *w, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.fd = fd };
+	int type;
+	socklen_t len = sizeof(type);
+
+	w->epfd = w->wakefd = -1;
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0)
+		return false;
+	w->epfd = epoll_create1(EPOLL_CLOEXEC);
+	w->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w->epfd < 0 || w->wakefd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+		return false;
+	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = w->wakefd };
+	return epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &ev) == 0;
+}
+
+/* Ends the worker: waits a while for calls in progress (the calling
+ * thread's own counts as one), finalizes the module, exits. */
+static void
+finish(int status)
+{
+	rs_worker *w = &worker;
+	bool idle = false, first;
+
+	pthread_mutex_lock(&w->lock);
+	first = !w->finishing;
+	w->finishing = true;
+	pthread_mutex_unlock(&w->lock);
+	if (!first) {
+		/* Another thread is finishing: this one stops here. */
+		pthread_mutex_lock(&w->lock);
+		w->busy--;
+		pthread_mutex_unlock(&w->lock);
+		for (;;)
+			pause();
+	}
+	for (int i = 0; i < FINISH_WAIT_MS / 10 && !idle; i++) {
+		pthread_mutex_lock(&w->lock);
+		idle = w->busy <= 1;
+		pthread_mutex_unlock(&w->lock);
+		if (!idle)
+			nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+	/* C_Finalize closes what the peer left open (its sessions, its
+	 * login); with a call still stuck in the module, exiting does. */
+	if (idle)
+		pg_module_finalize(w->module);
+	_exit(status);
+}
+
+void
+pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
+{
+	rs_worker *w = &worker;
+	pg_rpc_frame f;
+	uint32_t version = 0;
+	char *why = NULL;
+	CK_RV rv;
+	int rc;
+
+	memset(w, 0, sizeof(*w));
+	w->epfd = w->wakefd = -1;
+	pg_rpc_stream_init(&w->stream, in_fd, out_fd);
+	w->opts = opts;
+	pthread_mutex_init(&w->read_lock, NULL);
+	pthread_mutex_init(&w->write_lock, NULL);
+	pthread_mutex_init(&w->lock, NULL);
+	pg_handle_map_init(&w->allowed);
+	w->threads = 1;
+	w->busy = 1;
+	/* The handshake: the peer's highest version, ours in answer. */
+	rc = pg_rpc_stream_read(&w->stream, &f);
+	if (rc != 1 || !pg_rpc_parse_hello(&f, &version)) {
+		/* A peer that hangs up at once (a probe) is no error. */
+		if (!opts->quiet && rc != 0)
+			pg_message("server: the peer does not speak the p11glue protocol");
+		pg_rpc_frame_clear(&f);
+		_exit(1);
+	}
+	pg_rpc_frame_clear(&f);
+	if (version > PG_RPC_VERSION)
+		version = PG_RPC_VERSION;
+	w->module = pg_module_open(opts->module_path, &why);
+	if (w->module == NULL) {
+		if (!opts->quiet)
+			pg_message("server: cannot load %s: %s", opts->module_path, why ? why : "?");
+		free(why);
+		_exit(1);
+	}
+	w->funcs = pg_module_functions(w->module);
+	w->v3 = pg_module_is_v3(w->module);
+	rv = pg_module_initialize(w->module, opts->reserved);
+	if (rv != CKR_OK) {
+		if (!opts->quiet)
+			pg_message("server: C_Initialize of %s failed: 0x%08lx", opts->module_path, rv);
+		_exit(1);
+	}
+	if (!pg_rpc_send_hello(&w->stream, version))
+		finish(0);
+	w->busy = 0;
+	/* A socket is served with epoll; pipes (stdio mode) by a reader. */
+	if (in_fd == out_fd && setup_epoll(w, in_fd)) {
+		/* The handshake may have read the first request already. */
+		if (pg_rpc_stream_buffered(&w->stream) &&
+		    write(w->wakefd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
+			finish(1);
+		serve_thread_socket(w);
+	} else {
+		if (w->epfd >= 0)
+			close(w->epfd);
+		if (w->wakefd >= 0)
+			close(w->wakefd);
+		w->epfd = w->wakefd = -1;
+		serve_thread(w);
+	}
+	finish(0);
+}
+
+bool
+pg_rpc_peer_uid(int fd, uid_t *uid)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || len != sizeof(cred))
+		return false;
+	*uid = cred.uid;
+	return true;
+}

@@ -1,0 +1,484 @@
+/*
+ * The RPC wire format (see wire.h).
+ */
+#include "config.h"
+
+#include "wire.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* ---------------------------------------------------------------------------
+ * Encoding
+ */
+
+void
+pg_rpc_out_init(pg_rpc_out *out)
+{
+	out->data = out->local;
+	out->cap = sizeof(out->local);
+	out->len = PG_RPC_HEADER;
+	out->failed = false;
+}
+
+void
+pg_rpc_out_clear(pg_rpc_out *out)
+{
+	pg_memzero(out->data, out->len);
+	if (out->data != out->local)
+		free(out->data);
+	out->data = out->local;
+	out->len = 0;
+	out->cap = sizeof(out->local);
+}
+
+static unsigned char *
+reserve(pg_rpc_out *out, size_t n)
+{
+	unsigned char *grown;
+	size_t cap;
+
+	if (out->failed)
+		return NULL;
+	if (n > PG_RPC_HEADER + PG_RPC_MAX_BODY || out->len > PG_RPC_HEADER + PG_RPC_MAX_BODY - n) {
+		out->failed = true;
+		return NULL;
+	}
+	if (out->cap - out->len < n) {
+		cap = out->cap * 2;
+		while (cap - out->len < n)
+			cap *= 2;
+		if (out->data == out->local) {
+			grown = malloc(cap);
+			if (grown != NULL)
+				memcpy(grown, out->local, out->len);
+		} else {
+			grown = realloc(out->data, cap);
+		}
+		if (grown == NULL) {
+			out->failed = true;
+			return NULL;
+		}
+		out->data = grown;
+		out->cap = cap;
+	}
+	out->len += n;
+	return out->data + out->len - n;
+}
+
+static void
+put_le(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+void
+pg_rpc_add_u8(pg_rpc_out *out, uint8_t v)
+{
+	unsigned char *p = reserve(out, 1);
+
+	if (p)
+		*p = v;
+}
+
+void
+pg_rpc_add_u32(pg_rpc_out *out, uint32_t v)
+{
+	unsigned char *p = reserve(out, 4);
+
+	if (p)
+		put_le(p, v, 4);
+}
+
+void
+pg_rpc_add_u64(pg_rpc_out *out, uint64_t v)
+{
+	unsigned char *p = reserve(out, 8);
+
+	if (p)
+		put_le(p, v, 8);
+}
+
+void
+pg_rpc_add_raw(pg_rpc_out *out, const void *data, size_t len)
+{
+	unsigned char *p = reserve(out, len);
+
+	if (p && len)
+		memcpy(p, data, len);
+}
+
+void
+pg_rpc_add_bytes(pg_rpc_out *out, const void *data, size_t len)
+{
+	if (len > PG_RPC_MAX_BODY) {
+		out->failed = true;
+		return;
+	}
+	pg_rpc_add_u32(out, (uint32_t)len);
+	pg_rpc_add_raw(out, data, len);
+}
+
+void
+pg_rpc_add_in_bytes(pg_rpc_out *out, const void *data, CK_ULONG len)
+{
+	if (data == NULL) {
+		pg_rpc_add_u8(out, 0);
+		pg_rpc_add_u64(out, len);
+		return;
+	}
+	pg_rpc_add_u8(out, 1);
+	pg_rpc_add_bytes(out, data, len);
+}
+
+unsigned char *
+pg_rpc_add_space(pg_rpc_out *out, size_t len)
+{
+	return reserve(out, len);
+}
+
+bool
+pg_rpc_out_finish(pg_rpc_out *out, uint32_t id, uint32_t code)
+{
+	if (out->failed)
+		return false;
+	put_le(out->data, out->len - PG_RPC_HEADER, 4);
+	put_le(out->data + 4, id, 4);
+	put_le(out->data + 8, code, 4);
+	return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * Decoding
+ */
+
+void
+pg_rpc_in_init(pg_rpc_in *in, const void *data, size_t len)
+{
+	in->data = data;
+	in->len = len;
+	in->off = 0;
+	in->failed = false;
+}
+
+static const unsigned char *
+take(pg_rpc_in *in, size_t n)
+{
+	const unsigned char *p;
+
+	if (in->failed || in->len < n || in->off > in->len - n) {
+		in->failed = true;
+		return NULL;
+	}
+	p = in->data + in->off;
+	in->off += n;
+	return p;
+}
+
+static uint64_t
+get_le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+uint8_t
+pg_rpc_get_u8(pg_rpc_in *in)
+{
+	const unsigned char *p = take(in, 1);
+
+	return p ? *p : 0;
+}
+
+uint32_t
+pg_rpc_get_u32(pg_rpc_in *in)
+{
+	const unsigned char *p = take(in, 4);
+
+	return p ? (uint32_t)get_le(p, 4) : 0;
+}
+
+uint64_t
+pg_rpc_get_u64(pg_rpc_in *in)
+{
+	const unsigned char *p = take(in, 8);
+
+	return p ? get_le(p, 8) : 0;
+}
+
+CK_ULONG
+pg_rpc_get_ulong(pg_rpc_in *in)
+{
+	uint64_t v = pg_rpc_get_u64(in);
+
+	/* A 32-bit peer maps ~0 of 64 bits (CK_UNAVAILABLE_INFORMATION) to its own. */
+	if (v == UINT64_MAX)
+		return (CK_ULONG)-1;
+	if ((CK_ULONG)v != v) {
+		in->failed = true;
+		return 0;
+	}
+	return (CK_ULONG)v;
+}
+
+const unsigned char *
+pg_rpc_get_raw(pg_rpc_in *in, size_t n)
+{
+	return take(in, n);
+}
+
+const unsigned char *
+pg_rpc_get_bytes(pg_rpc_in *in, size_t *len)
+{
+	uint32_t n = pg_rpc_get_u32(in);
+	const unsigned char *p = take(in, n);
+
+	*len = p ? n : 0;
+	return p;
+}
+
+bool
+pg_rpc_get_in_bytes(pg_rpc_in *in, const unsigned char **data, CK_ULONG *len)
+{
+	size_t n;
+
+	*data = NULL;
+	*len = 0;
+	switch (pg_rpc_get_u8(in)) {
+	case 0:
+		*len = pg_rpc_get_ulong(in);
+		break;
+	case 1:
+		*data = pg_rpc_get_bytes(in, &n);
+		*len = n;
+		break;
+	default:
+		in->failed = true;
+	}
+	return !in->failed;
+}
+
+uint32_t
+pg_rpc_get_count(pg_rpc_in *in, uint32_t max)
+{
+	uint32_t n = pg_rpc_get_u32(in);
+
+	if (n > max)
+		in->failed = true;
+	return in->failed ? 0 : n;
+}
+
+bool
+pg_rpc_in_done(const pg_rpc_in *in)
+{
+	return !in->failed && in->off == in->len;
+}
+
+/* ---------------------------------------------------------------------------
+ * Streams
+ */
+
+void
+pg_rpc_stream_init(pg_rpc_stream *s, int in_fd, int out_fd)
+{
+	memset(s, 0, sizeof(*s));
+	s->in_fd = in_fd;
+	s->out_fd = out_fd;
+}
+
+void
+pg_rpc_stream_clear(pg_rpc_stream *s)
+{
+	if (s->buf)
+		pg_memzero(s->buf, s->cap);
+	free(s->buf);
+	s->buf = NULL;
+	s->start = s->end = s->cap = 0;
+}
+
+void
+pg_rpc_frame_clear(pg_rpc_frame *f)
+{
+	if (f->body)
+		pg_free_secret(f->body, f->len + 1);
+	f->body = NULL;
+	f->len = 0;
+}
+
+/* Makes at least n bytes available in s->buf; 1, 0 (EOF) or -1; with
+ * dontwait, -3 when nothing at all is there to read. */
+static int
+fill_mode(pg_rpc_stream *s, size_t n, bool dontwait)
+{
+	ssize_t got;
+
+	if (s->end - s->start >= n)
+		return 1;
+	if (s->cap - s->start < n) {
+		/* Move what is buffered to the front, grow when still short. */
+		if (s->end > s->start)
+			memmove(s->buf, s->buf + s->start, s->end - s->start);
+		s->end -= s->start;
+		s->start = 0;
+		if (s->cap < n) {
+			size_t cap = n < 16384 ? 16384 : n;
+			unsigned char *grown = malloc(cap);
+			if (grown == NULL)
+				return -1;
+			if (s->buf) {
+				memcpy(grown, s->buf, s->end);
+				pg_memzero(s->buf, s->cap);
+				free(s->buf);
+			}
+			s->buf = grown;
+			s->cap = cap;
+		}
+	}
+	while (s->end - s->start < n) {
+		if (dontwait) {
+			got = recv(s->in_fd, s->buf + s->end, s->cap - s->end, MSG_DONTWAIT);
+			if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+				if (s->end == s->start)
+					return -3;
+				/* A frame has begun: wait for the rest. */
+				struct pollfd p = { s->in_fd, POLLIN, 0 };
+				if (poll(&p, 1, -1) < 0 && errno != EINTR)
+					return -1;
+				continue;
+			}
+		} else {
+			got = read(s->in_fd, s->buf + s->end, s->cap - s->end);
+		}
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -1;
+		if (got == 0)
+			return 0;
+		s->full_read = (size_t)got == s->cap - s->end;
+		s->end += (size_t)got;
+	}
+	return 1;
+}
+
+static int
+fill(pg_rpc_stream *s, size_t n)
+{
+	return fill_mode(s, n, false);
+}
+
+static int
+read_frame(pg_rpc_stream *s, pg_rpc_frame *f, bool dontwait)
+{
+	const unsigned char *h;
+	uint32_t len;
+	int rv;
+
+	f->body = NULL;
+	f->len = 0;
+	rv = fill_mode(s, PG_RPC_HEADER, dontwait);
+	if (rv <= 0)
+		return rv;   /* EOF, error, or (-3) nothing there */
+	h = s->buf + s->start;
+	len = (uint32_t)get_le(h, 4);
+	f->id = (uint32_t)get_le(h + 4, 4);
+	f->code = (uint32_t)get_le(h + 8, 4);
+	if (len > PG_RPC_MAX_BODY)
+		return -2;
+	rv = fill(s, PG_RPC_HEADER + (size_t)len);
+	if (rv <= 0)
+		return rv == 0 ? -1 : rv;   /* EOF inside a frame is an error */
+	f->body = malloc((size_t)len + 1);
+	if (f->body == NULL)
+		return -1;
+	memcpy(f->body, s->buf + s->start + PG_RPC_HEADER, len);
+	f->body[len] = 0;
+	f->len = len;
+	pg_memzero(s->buf + s->start, PG_RPC_HEADER + (size_t)len);
+	s->start += PG_RPC_HEADER + (size_t)len;
+	if (s->start == s->end)
+		s->start = s->end = 0;
+	return 1;
+}
+
+int
+pg_rpc_stream_read(pg_rpc_stream *s, pg_rpc_frame *f)
+{
+	return read_frame(s, f, false);
+}
+
+int
+pg_rpc_stream_read_ready(pg_rpc_stream *s, pg_rpc_frame *f)
+{
+	return read_frame(s, f, true);
+}
+
+bool
+pg_rpc_stream_buffered(const pg_rpc_stream *s)
+{
+	return s->end > s->start || s->full_read;
+}
+
+bool
+pg_rpc_stream_write(pg_rpc_stream *s, const pg_rpc_out *out)
+{
+	size_t done = 0;
+	ssize_t n;
+	bool sock = true;
+
+	while (done < out->len) {
+		/* MSG_NOSIGNAL: a peer that went away is an error, not SIGPIPE. */
+		if (sock) {
+			n = send(s->out_fd, out->data + done, out->len - done, MSG_NOSIGNAL);
+			if (n < 0 && errno == ENOTSOCK) {
+				sock = false;
+				continue;
+			}
+		} else {
+			n = write(s->out_fd, out->data + done, out->len - done);
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		done += (size_t)n;
+	}
+	return true;
+}
+
+bool
+pg_rpc_send_hello(pg_rpc_stream *s, uint32_t version)
+{
+	pg_rpc_out out;
+	bool ok;
+
+	pg_rpc_out_init(&out);
+	pg_rpc_add_raw(&out, PG_RPC_MAGIC, PG_RPC_MAGIC_LEN);
+	pg_rpc_add_u32(&out, version);
+	ok = pg_rpc_out_finish(&out, 0, PG_RPC_HELLO) && pg_rpc_stream_write(s, &out);
+	pg_rpc_out_clear(&out);
+	return ok;
+}
+
+bool
+pg_rpc_parse_hello(const pg_rpc_frame *f, uint32_t *version)
+{
+	pg_rpc_in in;
+	const unsigned char *magic;
+
+	if (f->code != PG_RPC_HELLO)
+		return false;
+	pg_rpc_in_init(&in, f->body, f->len);
+	magic = pg_rpc_get_raw(&in, PG_RPC_MAGIC_LEN);
+	*version = pg_rpc_get_u32(&in);
+	/* Later versions may append to the hello; version 1 reads its part. */
+	return !in.failed && memcmp(magic, PG_RPC_MAGIC, PG_RPC_MAGIC_LEN) == 0 && *version >= 1;
+}
