@@ -19,7 +19,7 @@ fi
 # program built without them (pkcs11-tool); its own leaks are not ours.
 preload=$(ldd "$module" | awk '/lib(a|ub)san/ { print $3 }' | paste -sd: -)
 asan_options=${ASAN_OPTIONS:-}
-[ -n "$preload" ] && asan_options=detect_leaks=0${asan_options:+:$asan_options}
+[ -n "$preload" ] && asan_options=${asan_options:+$asan_options:}detect_leaks=0
 
 export P11GLUE_STORE_DIR=$tmp/store
 so_pin=12345678
