@@ -78,96 +78,170 @@ find_all(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_ATTRIBUTE *t, CK_ULONG n,
 	return count;
 }
 
-/* Purposes of a stapled EKU or reject extension (Extension DER). */
-static void
-ext_purposes(const unsigned char *der, size_t len, char ***out, size_t *n)
-{
-	const unsigned char *p = der;
-	X509_EXTENSION *ext = d2i_X509_EXTENSION(NULL, &p, (long)len);
-	const ASN1_OCTET_STRING *os;
-	const unsigned char *q;
-	STACK_OF(ASN1_OBJECT) *oids;
-	char text[128];
+/* A stapled extension of a token: the key it is for, its OID and value. */
+typedef struct {
+	unsigned char *spki, *oid, *value;
+	size_t spki_len, oid_len, value_len;
+} stapled_ext;
 
-	if (ext == NULL)
-		return;
-	os = X509_EXTENSION_get_data(ext);
-	q = ASN1_STRING_get0_data(os);
-	oids = d2i_EXTENDED_KEY_USAGE(NULL, &q, ASN1_STRING_length(os));
-	for (int i = 0; oids && i < sk_ASN1_OBJECT_num(oids); i++) {
-		char **grown = realloc(*out, (*n + 1) * sizeof(char *));
-		if (grown == NULL)
-			break;
-		*out = grown;
-		OBJ_obj2txt(text, sizeof(text), sk_ASN1_OBJECT_value(oids, i), 1);
-		(*out)[(*n)++] = strdup(text);
+static void
+stapled_clear(stapled_ext *x, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(x[i].spki);
+		free(x[i].oid);
+		free(x[i].value);
 	}
-	sk_ASN1_OBJECT_pop_free(oids, ASN1_OBJECT_free);
-	X509_EXTENSION_free(ext);
+	free(x);
 }
 
-static pg_tcert *
-find_cert(pg_trust_set *set, const unsigned char *der, size_t len)
-{
-	for (size_t i = 0; i < set->n_certs; i++)
-		if (set->certs[i].der_len == len && memcmp(set->certs[i].der, der, len) == 0)
-			return &set->certs[i];
-	return NULL;
-}
-
-static void
-stapled(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, pg_tcert *c, const unsigned char *spki,
-        size_t spki_len)
+/* Every stapled extension of the token, read once. */
+static stapled_ext *
+load_stapled(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, size_t *n_out)
 {
 	CK_OBJECT_CLASS klass = CKO_X_CERTIFICATE_EXTENSION;
-	CK_ATTRIBUTE t[] = { { CKA_CLASS, &klass, sizeof(klass) },
-	                     { CKA_PUBLIC_KEY_INFO, (void *)spki, spki_len } };
+	CK_ATTRIBUTE t = { CKA_CLASS, &klass, sizeof(klass) };
 	CK_OBJECT_HANDLE *objs;
-	size_t n = find_all(f, s, t, 2, &objs);
+	size_t n = find_all(f, s, &t, 1, &objs), k = 0;
+	stapled_ext *x = calloc(n + 1, sizeof(*x));
+
+	for (size_t i = 0; x && i < n; i++) {
+		x[k].spki = get_attr(f, s, objs[i], CKA_PUBLIC_KEY_INFO, &x[k].spki_len);
+		x[k].oid = get_attr(f, s, objs[i], CKA_OBJECT_ID, &x[k].oid_len);
+		x[k].value = get_attr(f, s, objs[i], CKA_VALUE, &x[k].value_len);
+		k++;
+	}
+	free(objs);
+	*n_out = k;
+	return x;
+}
+
+/* The purposes in an Extension's extnValue (an extKeyUsage shape). */
+static bool
+ext_purposes(const unsigned char *der, size_t len, pg_oid_list *out)
+{
+	pg_der d, ext;
+	pg_span value;
+
+	pg_der_init(&d, der, len);
+	if (!pg_der_enter(&d, 0x30, &ext) || !pg_der_read(&ext, 0x06, NULL, NULL))
+		return false;
+	pg_der_read_optional(&ext, 0x01, NULL, NULL);
+	if (!pg_der_read(&ext, 0x04, NULL, &value))
+		return false;
+	if (pg_oid_list_parse(&value, out) > 0)
+		return true;
+	pg_oid_list_clear(out);
+	return false;
+}
+
+/* The stapled extKeyUsage and reject list of a certificate's key (the
+ * first of each, as trust modules take them). */
+static void
+apply_stapled(pg_tcert *c, const stapled_ext *x, size_t n, const unsigned char *spki,
+              size_t spki_len)
+{
 	static const unsigned char eku[] = { 0x06, 0x03, 0x55, 0x1d, 0x25 };
 	static const unsigned char rej[] = { 0x06, 0x0a, 0x2b, 0x06, 0x01, 0x04, 0x01,
 	                                     0x99, 0x77, 0x06, 0x0a, 0x01 };
+	bool have_eku = false, have_rej = false;
 
 	for (size_t i = 0; i < n; i++) {
-		size_t ol = 0, vl = 0;
-		unsigned char *oid = get_attr(f, s, objs[i], CKA_OBJECT_ID, &ol);
-		unsigned char *val = get_attr(f, s, objs[i], CKA_VALUE, &vl);
-		if (oid && val && ol == sizeof(eku) && memcmp(oid, eku, ol) == 0) {
-			c->restricted = true;
-			ext_purposes(val, vl, &c->purposes, &c->n_purposes);
-		} else if (oid && val && ol == sizeof(rej) && memcmp(oid, rej, ol) == 0) {
-			ext_purposes(val, vl, &c->rejects, &c->n_rejects);
+		if (x[i].spki == NULL || x[i].oid == NULL || x[i].value == NULL ||
+		    x[i].spki_len != spki_len || memcmp(x[i].spki, spki, spki_len) != 0)
+			continue;
+		if (!have_eku && x[i].oid_len == sizeof(eku) && memcmp(x[i].oid, eku, sizeof(eku)) == 0) {
+			have_eku = true;
+			c->restricted = ext_purposes(x[i].value, x[i].value_len, &c->purposes);
+		} else if (!have_rej && x[i].oid_len == sizeof(rej) &&
+		           memcmp(x[i].oid, rej, sizeof(rej)) == 0) {
+			have_rej = true;
+			ext_purposes(x[i].value, x[i].value_len, &c->rejects);
 		}
-		free(oid);
-		free(val);
 	}
-	free(objs);
+}
+
+static uint64_t
+hash_der(const unsigned char *p, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL ^ len;
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ p[i]) * 1099511628211ULL;
+	return h;
+}
+
+/* Copies of one certificate across tokens and modules, found by hash in
+ * an open-addressing table of indexes (+1; 0 is empty). */
+typedef struct {
+	size_t *slots;
+	size_t size;
+} cert_index;
+
+static pg_tcert *
+find_cert(pg_trust_set *set, cert_index *ix, uint64_t h, const unsigned char *der, size_t len)
+{
+	for (size_t i = h & (ix->size - 1); ix->slots[i]; i = (i + 1) & (ix->size - 1)) {
+		pg_tcert *c = &set->certs[ix->slots[i] - 1];
+		if (c->hash == h && c->der_len == len && memcmp(c->der, der, len) == 0)
+			return c;
+	}
+	return NULL;
+}
+
+static bool
+index_cert(pg_trust_set *set, cert_index *ix, size_t k)
+{
+	size_t i;
+
+	/* Kept at most half full: grows (rehashing) before that. */
+	if ((set->n_certs + 1) * 2 > ix->size) {
+		size_t size = ix->size ? ix->size * 2 : 256;
+		size_t *slots = calloc(size, sizeof(*slots));
+		if (slots == NULL)
+			return false;
+		free(ix->slots);
+		ix->slots = slots;
+		ix->size = size;
+		for (size_t j = 0; j < set->n_certs; j++)
+			if (j != k)
+				index_cert(set, ix, j);
+	}
+	for (i = set->certs[k].hash & (ix->size - 1); ix->slots[i]; i = (i + 1) & (ix->size - 1))
+		;
+	ix->slots[i] = k + 1;
+	return true;
 }
 
 static void
-load_token(pg_trust_set *set, CK_FUNCTION_LIST *f, CK_SLOT_ID slot)
+load_token(pg_trust_set *set, cert_index *ix, CK_FUNCTION_LIST *f, CK_SLOT_ID slot)
 {
 	CK_SESSION_HANDLE s;
 	CK_OBJECT_CLASS klass = CKO_CERTIFICATE, crl_class = CKO_NSS_CRL;
 	CK_ATTRIBUTE t = { CKA_CLASS, &klass, sizeof(klass) };
 	CK_ATTRIBUTE tc = { CKA_CLASS, &crl_class, sizeof(crl_class) };
 	CK_OBJECT_HANDLE *objs;
-	size_t n;
+	stapled_ext *stapled;
+	size_t n, n_stapled = 0;
 
 	if (f->C_OpenSession(slot, CKF_SERIAL_SESSION, NULL, NULL, &s) != CKR_OK)
 		return;
+	stapled = load_stapled(f, s, &n_stapled);
 	n = find_all(f, s, &t, 1, &objs);
 	for (size_t i = 0; i < n; i++) {
 		size_t len = 0, l2 = 0;
 		unsigned char *der = get_attr(f, s, objs[i], CKA_VALUE, &len), *spki;
 		bool trusted = get_bool(f, s, objs[i], CKA_TRUSTED);
 		bool distrusted = get_bool(f, s, objs[i], CKA_X_DISTRUSTED);
+		uint64_t h;
 		pg_tcert *c;
+		pg_cert parsed;
 		if (der == NULL || len == 0) {
 			free(der);
 			continue;
 		}
-		if ((c = find_cert(set, der, len)) != NULL) {
+		h = hash_der(der, len);
+		if (ix->size && (c = find_cert(set, ix, h, der, len)) != NULL) {
 			/* Another copy: distrust wins; otherwise the first copy's
 			 * trust stands, as with p11-kit. */
 			free(der);
@@ -181,10 +255,16 @@ load_token(pg_trust_set *set, CK_FUNCTION_LIST *f, CK_SLOT_ID slot)
 			break;
 		}
 		set->certs = c;
-		c = &set->certs[set->n_certs++];
+		c = &set->certs[set->n_certs];
 		memset(c, 0, sizeof(*c));
 		c->der = der;
 		c->der_len = len;
+		c->hash = h;
+		if (!index_cert(set, ix, set->n_certs)) {
+			free(der);
+			break;
+		}
+		set->n_certs++;
 		c->label = (char *)get_attr(f, s, objs[i], CKA_LABEL, &l2);
 		if (c->label == NULL)
 			c->label = strdup("");
@@ -200,10 +280,18 @@ load_token(pg_trust_set *set, CK_FUNCTION_LIST *f, CK_SLOT_ID slot)
 		c->trusted = trusted && !distrusted;
 		spki = get_attr(f, s, objs[i], CKA_PUBLIC_KEY_INFO, &l2);
 		if (spki)
-			stapled(f, s, c, spki, l2);
+			apply_stapled(c, stapled, n_stapled, spki, l2);
 		free(spki);
+		/* Without a stapled one, the certificate's own extKeyUsage
+		 * limits the purposes it is listed and extracted for. */
+		if (pg_cert_parse(der, len, &parsed) && parsed.eku.len) {
+			c->has_own_eku = pg_oid_list_parse(&parsed.eku, &c->own_eku) > 0;
+			if (!c->has_own_eku)
+				pg_oid_list_clear(&c->own_eku);
+		}
 	}
 	free(objs);
+	stapled_clear(stapled, n_stapled);
 	n = find_all(f, s, &tc, 1, &objs);
 	for (size_t i = 0; i < n; i++) {
 		size_t len = 0;
@@ -223,12 +311,12 @@ load_token(pg_trust_set *set, CK_FUNCTION_LIST *f, CK_SLOT_ID slot)
 static p11glue_registry *trust_registry;
 
 int
-pg_trust_load(pg_trust_set *set)
+pg_trust_each_token(void (*fn)(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, void *data), void *data)
 {
 	size_t used = 0;
 	int rv;
 
-	memset(set, 0, sizeof(*set));
+	p11glue_registry_free(trust_registry);
 	rv = p11glue_registry_load(P11GLUE_REGISTRY_UNMANAGED, &trust_registry);
 	for (int pass = 0; pass < 2 && used == 0; pass++) {
 		if (pass == 1) {
@@ -252,7 +340,7 @@ pg_trust_load(pg_trust_set *set)
 				continue;
 			used++;
 			for (CK_ULONG i = 0; i < n; i++)
-				load_token(set, f, slots[i]);
+				fn(f, slots[i], data);
 		}
 	}
 	if (used == 0) {
@@ -263,6 +351,37 @@ pg_trust_load(pg_trust_set *set)
 }
 
 void
+pg_trust_release(void)
+{
+	p11glue_registry_free(trust_registry);
+	trust_registry = NULL;
+}
+
+typedef struct {
+	pg_trust_set *set;
+	cert_index ix;
+} load_job;
+
+static void
+load_one(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, void *data)
+{
+	load_job *job = data;
+	load_token(job->set, &job->ix, f, slot);
+}
+
+int
+pg_trust_load(pg_trust_set *set)
+{
+	load_job job = { set, { NULL, 0 } };
+	int rv;
+
+	memset(set, 0, sizeof(*set));
+	rv = pg_trust_each_token(load_one, &job);
+	free(job.ix.slots);
+	return rv;
+}
+
+void
 pg_trust_clear(pg_trust_set *set)
 {
 	for (size_t i = 0; i < set->n_certs; i++) {
@@ -270,39 +389,29 @@ pg_trust_clear(pg_trust_set *set)
 		free(c->der);
 		free(c->label);
 		free(c->id);
-		for (size_t j = 0; j < c->n_purposes; j++)
-			free(c->purposes[j]);
-		for (size_t j = 0; j < c->n_rejects; j++)
-			free(c->rejects[j]);
-		free(c->purposes);
-		free(c->rejects);
+		pg_oid_list_clear(&c->purposes);
+		pg_oid_list_clear(&c->rejects);
+		pg_oid_list_clear(&c->own_eku);
 	}
 	free(set->certs);
 	for (size_t i = 0; i < set->n_crls; i++)
 		free(set->crls[i].der);
 	free(set->crls);
 	memset(set, 0, sizeof(*set));
-	p11glue_registry_free(trust_registry);
-	trust_registry = NULL;
-}
-
-static bool
-in_list(char **list, size_t n, const char *oid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(list[i], oid) == 0)
-			return true;
-	return false;
+	pg_trust_release();
 }
 
 bool
 pg_trust_selected(const pg_tcert *c, int filter, const p11glue_uri *uri, const char *purpose)
 {
+	const pg_oid_list *eku;
 	bool ok;
 
 	switch (filter) {
 	case PG_F_ANCHORS:
-		ok = c->trusted && !c->distrusted;
+		/* Trusted authorities: a trusted certificate of another
+		 * category is not a CA anchor (as with p11-kit). */
+		ok = c->trusted && !c->distrusted && c->category == 2;
 		break;
 	case PG_F_BLOCKLIST:
 		ok = c->distrusted;
@@ -321,12 +430,16 @@ pg_trust_selected(const pg_tcert *c, int filter, const p11glue_uri *uri, const c
 	default:
 		ok = true;
 	}
-	if (ok && purpose && c->trusted && !c->distrusted) {
-		if (in_list(c->rejects, c->n_rejects, purpose) ||
-		    (c->restricted && !in_list(c->purposes, c->n_purposes, purpose)))
-			ok = false;
-	}
-	return ok;
+	if (!ok || purpose == NULL)
+		return ok;
+	/* The purposes of its extKeyUsage (stapled, else its own); none
+	 * means every purpose, as does anyExtendedKeyUsage. */
+	eku = c->restricted ? &c->purposes : c->has_own_eku ? &c->own_eku : NULL;
+	if (eku && !pg_oid_list_has(eku, purpose) && !pg_oid_list_has(eku, "2.5.29.37.0"))
+		return false;
+	/* A purpose its trust rejects is no use of it (p11-kit's commands
+	 * list and extract it anyway). */
+	return !(c->trusted && pg_oid_list_has(&c->rejects, purpose));
 }
 
 /* ---------------------------------------------------------------------------
@@ -800,31 +913,6 @@ cmd_anchor(int argc, char **argv)
 	return rv;
 }
 
-static int
-cmd_dump(int argc, char **argv)
-{
-	pg_trust_set set;
-	int rv;
-
-	(void)argc;
-	(void)argv;
-	if ((rv = pg_trust_load(&set)) != PG_EXIT_OK)
-		return rv;
-	for (size_t i = 0; i < set.n_certs; i++) {
-		const pg_tcert *c = &set.certs[i];
-		BIO *out = BIO_new_fp(stdout, BIO_NOCLOSE);
-		printf("[p11-kit-object-v1]\nclass: certificate\ncertificate-type: x-509\n");
-		printf("trusted: %s\nx-distrusted: %s\nlabel: \"%s\"\n",
-		       c->trusted ? "true" : "false", c->distrusted ? "true" : "false", c->label);
-		fflush(stdout);
-		PEM_write_bio(out, "CERTIFICATE", "", c->der, (long)c->der_len);
-		BIO_free(out);
-		printf("\n");
-	}
-	pg_trust_clear(&set);
-	return PG_EXIT_OK;
-}
-
 /* check-format FILE...: each must be a valid persistence-format file. */
 static int
 cmd_check_format(int argc, char **argv)
@@ -848,7 +936,7 @@ static const pg_command trust_commands[] = {
 	{ "list", "List trust or certificates", cmd_list },
 	{ "extract", "Extract certificates and trust", cmd_extract },
 	{ "anchor", "Add, remove, change trust anchors", cmd_anchor },
-	{ "dump", "Dump trust objects in internal format", cmd_dump },
+	{ "dump", "Dump trust objects in internal format", pg_trust_dump },
 	{ "check-format", "Check the format of persistence files", cmd_check_format },
 };
 
