@@ -170,7 +170,8 @@ if openssl x509 -in "$tmp/eo/openssl-directory/Root_S.pem" -noout -text 2>/dev/n
 else not_ok "Root S in extracts"; fi
 
 # --- trust dump ------------------------------------------------------------
-blocks() { awk 'BEGIN{RS="\n\n\n"} NF {print}' "$1" | awk 'BEGIN{RS=""} {gsub("\n","|"); print}' | sort; }
+# One line per object (objects are separated by blank lines), sorted.
+blocks() { awk 'BEGIN{RS=""} {gsub("\n","|"); print}' "$1" | sort; }
 ours trust dump >"$tmp/o.txt" 2>/dev/null
 theirs trust dump >"$tmp/t.txt" 2>/dev/null
 d=$(diff <(blocks "$tmp/o.txt" | grep -v 'label: "Root [DP]"') <(blocks "$tmp/t.txt" | grep -v 'label: "Root [DP]"') | head -4)
