@@ -75,7 +75,7 @@ add_purpose(X509 *x, const char *oid, bool reject)
 	ASN1_OBJECT_free(obj);
 }
 
-/* OpenSSL's X509_CERT_AUX: trust and reject purposes and the alias. */
+/* OpenSSL's X509_CERT_AUX: trust and reject purposes, alias and keyid. */
 static void
 openssl_aux(pg_buf *out, const pg_tcert *c)
 {
@@ -104,6 +104,8 @@ openssl_aux(pg_buf *out, const pg_tcert *c)
 		X509_add1_trust_object(x, NULL);
 	}
 	X509_alias_set1(x, (const unsigned char *)c->label, (int)strlen(c->label));
+	if (c->keyid)
+		X509_keyid_set1(x, c->keyid, (int)c->keyid_len);
 	n = i2d_X509_AUX(x, &der);
 	if (n > 0)
 		pg_pem_write(out, "TRUSTED CERTIFICATE", der, (size_t)n);

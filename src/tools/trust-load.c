@@ -110,18 +110,26 @@ load_stapled(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, size_t *n_out)
 	return x;
 }
 
-/* The purposes in an Extension's extnValue (an extKeyUsage shape). */
+/* The contents of an Extension's extnValue (RFC 5280 §4.1). */
 static bool
-ext_purposes(const unsigned char *der, size_t len, pg_oid_list *out)
+ext_value(const unsigned char *der, size_t len, pg_span *value)
 {
 	pg_der d, ext;
-	pg_span value;
 
 	pg_der_init(&d, der, len);
 	if (!pg_der_enter(&d, 0x30, &ext) || !pg_der_read(&ext, 0x06, NULL, NULL))
 		return false;
 	pg_der_read_optional(&ext, 0x01, NULL, NULL);
-	if (!pg_der_read(&ext, 0x04, NULL, &value))
+	return pg_der_read(&ext, 0x04, NULL, value);
+}
+
+/* The purposes in an Extension's extnValue (an extKeyUsage shape). */
+static bool
+ext_purposes(const unsigned char *der, size_t len, pg_oid_list *out)
+{
+	pg_span value;
+
+	if (!ext_value(der, len, &value))
 		return false;
 	if (pg_oid_list_parse(&value, out) > 0)
 		return true;
@@ -129,8 +137,8 @@ ext_purposes(const unsigned char *der, size_t len, pg_oid_list *out)
 	return false;
 }
 
-/* The stapled extKeyUsage and reject list of a certificate's key (the
- * first of each, as trust modules take them). */
+/* The stapled extKeyUsage, reject list and subjectKeyIdentifier of a
+ * certificate's key (the first of each, as trust modules take them). */
 static void
 apply_stapled(pg_tcert *c, const stapled_ext *x, size_t n, const unsigned char *spki,
               size_t spki_len)
@@ -138,7 +146,9 @@ apply_stapled(pg_tcert *c, const stapled_ext *x, size_t n, const unsigned char *
 	static const unsigned char eku[] = { 0x06, 0x03, 0x55, 0x1d, 0x25 };
 	static const unsigned char rej[] = { 0x06, 0x0a, 0x2b, 0x06, 0x01, 0x04, 0x01,
 	                                     0x99, 0x77, 0x06, 0x0a, 0x01 };
+	static const unsigned char ski[] = { 0x06, 0x03, 0x55, 0x1d, 0x0e };
 	bool have_eku = false, have_rej = false;
+	pg_span v;
 
 	for (size_t i = 0; i < n; i++) {
 		if (x[i].spki == NULL || x[i].oid == NULL || x[i].value == NULL ||
@@ -151,6 +161,15 @@ apply_stapled(pg_tcert *c, const stapled_ext *x, size_t n, const unsigned char *
 		           memcmp(x[i].oid, rej, sizeof(rej)) == 0) {
 			have_rej = true;
 			ext_purposes(x[i].value, x[i].value_len, &c->rejects);
+		} else if (c->keyid == NULL && x[i].oid_len == sizeof(ski) &&
+		           memcmp(x[i].oid, ski, sizeof(ski)) == 0 &&
+		           ext_value(x[i].value, x[i].value_len, &v) && v.len > 0 &&
+		           (c->keyid = malloc(v.len)) != NULL) {
+			/* OpenSSL's keyid is this value as it is (p11-kit
+			 * does not take the identifier out of its OCTET
+			 * STRING either). */
+			memcpy(c->keyid, v.p, v.len);
+			c->keyid_len = v.len;
 		}
 	}
 }
@@ -408,6 +427,7 @@ pg_trust_clear(pg_trust_set *set)
 		free(c->der);
 		free(c->label);
 		free(c->id);
+		free(c->keyid);
 		pg_oid_list_clear(&c->purposes);
 		pg_oid_list_clear(&c->rejects);
 		pg_oid_list_clear(&c->own_eku);

@@ -25,6 +25,8 @@ typedef struct {
 	pg_oid_list rejects;       /* of a stapled reject list (OpenSSL's) */
 	bool has_own_eku;
 	pg_oid_list own_eku;       /* of the certificate's own extKeyUsage */
+	unsigned char *keyid;      /* a stapled subjectKeyIdentifier's extnValue */
+	size_t keyid_len;
 	uint64_t hash;             /* of der, to find copies */
 } pg_tcert;
 

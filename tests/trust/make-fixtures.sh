@@ -25,6 +25,8 @@
 #   root-p.pem     anchor; staple-reject-p.p11-kit rejects emailProtection
 #   root-k.pem     anchor; staple-bc-k.p11-kit says it is no CA
 #   staple-ku-c.p11-kit  keyUsage digitalSignature only, for root-c
+#   staple-ski-s.p11-kit subjectKeyIdentifier 5e11e5ab1ed5... for root-s (OpenSSL
+#                        extracts write it as the keyid)
 #   root-d.pem     anchor; distrust-key-d.p11-kit distrusts its public key
 #   leaf-n.pem     a version 3 certificate without basicConstraints
 #   root-r.trusted.pem  TRUSTED CERTIFICATE with a reject and no trust
@@ -194,7 +196,7 @@ else:
 ext = tlv(0x30, oid(ext_oid) + (tlv(1, b'\xff') if critical else b'') + tlv(4, inner))
 pub = subprocess.run(['openssl', 'x509', '-in', cert, '-noout', '-pubkey'],
                      capture_output=True, text=True, check=True).stdout
-value = ''.join(chr(c) if chr(c).isalnum() or chr(c) in '-_.' else '%%%02X' % c for c in ext)
+value = ''.join(chr(c) if c < 128 and (chr(c).isalnum() or chr(c) in '-_.') else '%%%02X' % c for c in ext)
 print('[p11-kit-object-v1]\nclass: x-certificate-extension\nlabel: "stapled"')
 print('object-id: %s\nvalue: "%s"\n%s' % (ext_oid, value, pub), end='')
 PY
@@ -210,6 +212,7 @@ staple root-q.pem 1.3.6.1.4.1.3319.6.10.1 1.3.6.1.5.5.7.3.2 > staple-reject-q.p1
 staple root-p.pem 1.3.6.1.4.1.3319.6.10.1 1.3.6.1.5.5.7.3.4 > staple-reject-p.p11-kit
 staple root-k.pem 2.5.29.19 --raw 3000 > staple-bc-k.p11-kit
 staple root-c.pem 2.5.29.15 --raw 03020780 > staple-ku-c.p11-kit
+staple root-s.pem 2.5.29.14 --raw 04145e11e5ab1ed5ca1ab1e5e11e5ab1ed5ca1ab1e > staple-ski-s.p11-kit
 {
 	echo "[p11-kit-object-v1]"
 	echo "class: certificate"

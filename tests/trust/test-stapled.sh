@@ -28,7 +28,7 @@ mkdir -p "$ts/anchors" "$ts/blocklist" "$tmp/conf/modules"
 cp "$fx/root-s.pem" "$fx/root-q.pem" "$fx/root-p.pem" "$fx/root-k.pem" "$fx/root-c.pem" \
 	"$fx/root-d.pem" "$fx/leaf-a2.pem" "$fx/root-r.trusted.pem" "$ts/anchors/"
 cp "$fx/staple-eku-s.p11-kit" "$fx/staple-reject-q.p11-kit" "$fx/staple-bc-k.p11-kit" \
-	"$fx/staple-ku-c.p11-kit" "$fx/leaf-n.pem" "$ts/"
+	"$fx/staple-ku-c.p11-kit" "$fx/staple-ski-s.p11-kit" "$fx/leaf-n.pem" "$ts/"
 cp "$fx/staple-reject-p.p11-kit" "$fx/distrust-key-d.p11-kit" "$ts/blocklist/"
 printf 'module: %s\ntrust-policy: yes\nx-init-reserved: paths=%s\n' "$module" "$ts" \
 	>"$tmp/conf/modules/p11glue-trust.module"
@@ -168,6 +168,12 @@ if openssl x509 -in "$tmp/eo/openssl-directory/Root_S.pem" -noout -text 2>/dev/n
    ! has "$tmp/eo/pem-bundle--purpose_email" '^Root S'; then
 	ok "stapled extKeyUsage: Root S trusted for server authentication only in extracts"
 else not_ok "Root S in extracts"; fi
+# OpenSSL's keyid (X509_CERT_AUX) is the stapled subjectKeyIdentifier's
+# extnValue as it is (an OCTET STRING in an OCTET STRING), not Root S's own.
+if openssl asn1parse -in "$tmp/eo/openssl-directory/Root_S.pem" 2>/dev/null | tail -1 |
+	grep -q 'OCTET STRING *\[HEX DUMP\]:04145E11E5AB1ED5CA1AB1E5E11E5AB1ED5CA1AB1E$'; then
+	ok "stapled subjectKeyIdentifier: the keyid of Root S in OpenSSL's formats"
+else not_ok "Root S keyid" "$(openssl asn1parse -in "$tmp/eo/openssl-directory/Root_S.pem" 2>&1 | tail -2)"; fi
 
 # --- trust dump ------------------------------------------------------------
 # One line per object (objects are separated by blank lines), sorted.
