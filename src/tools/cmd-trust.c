@@ -19,317 +19,6 @@
 #include <string.h>
 
 /* ---------------------------------------------------------------------------
- * Loading from the modules
- */
-
-static unsigned char *
-get_attr(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o,
-         CK_ATTRIBUTE_TYPE type, size_t *len)
-{
-	CK_ATTRIBUTE a = { type, NULL, 0 };
-	unsigned char *v;
-
-	if (f->C_GetAttributeValue(s, o, &a, 1) != CKR_OK ||
-	    a.ulValueLen == CK_UNAVAILABLE_INFORMATION)
-		return NULL;
-	v = malloc(a.ulValueLen + 1);
-	a.pValue = v;
-	if (v == NULL || f->C_GetAttributeValue(s, o, &a, 1) != CKR_OK) {
-		free(v);
-		return NULL;
-	}
-	v[a.ulValueLen] = 0;
-	*len = a.ulValueLen;
-	return v;
-}
-
-static bool
-get_bool(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATTRIBUTE_TYPE t)
-{
-	CK_BBOOL b = CK_FALSE;
-	CK_ATTRIBUTE a = { t, &b, 1 };
-	return f->C_GetAttributeValue(s, o, &a, 1) == CKR_OK && b == CK_TRUE;
-}
-
-static size_t
-find_all(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_ATTRIBUTE *t, CK_ULONG n,
-         CK_OBJECT_HANDLE **out)
-{
-	size_t count = 0, cap = 0;
-	CK_OBJECT_HANDLE buf[256];
-	CK_ULONG got;
-
-	*out = NULL;
-	if (f->C_FindObjectsInit(s, t, n) != CKR_OK)
-		return 0;
-	while (f->C_FindObjects(s, buf, 256, &got) == CKR_OK && got > 0) {
-		if (count + got > cap) {
-			CK_OBJECT_HANDLE *grown;
-			cap = (count + got) * 2;
-			grown = realloc(*out, cap * sizeof(*grown));
-			if (grown == NULL)
-				break;
-			*out = grown;
-		}
-		memcpy(*out + count, buf, got * sizeof(*buf));
-		count += got;
-	}
-	f->C_FindObjectsFinal(s);
-	return count;
-}
-
-/* Purposes of a stapled EKU or reject extension (Extension DER). */
-static void
-ext_purposes(const unsigned char *der, size_t len, char ***out, size_t *n)
-{
-	const unsigned char *p = der;
-	X509_EXTENSION *ext = d2i_X509_EXTENSION(NULL, &p, (long)len);
-	const ASN1_OCTET_STRING *os;
-	const unsigned char *q;
-	STACK_OF(ASN1_OBJECT) *oids;
-	char text[128];
-
-	if (ext == NULL)
-		return;
-	os = X509_EXTENSION_get_data(ext);
-	q = ASN1_STRING_get0_data(os);
-	oids = d2i_EXTENDED_KEY_USAGE(NULL, &q, ASN1_STRING_length(os));
-	for (int i = 0; oids && i < sk_ASN1_OBJECT_num(oids); i++) {
-		char **grown = realloc(*out, (*n + 1) * sizeof(char *));
-		if (grown == NULL)
-			break;
-		*out = grown;
-		OBJ_obj2txt(text, sizeof(text), sk_ASN1_OBJECT_value(oids, i), 1);
-		(*out)[(*n)++] = strdup(text);
-	}
-	sk_ASN1_OBJECT_pop_free(oids, ASN1_OBJECT_free);
-	X509_EXTENSION_free(ext);
-}
-
-static pg_tcert *
-find_cert(pg_trust_set *set, const unsigned char *der, size_t len)
-{
-	for (size_t i = 0; i < set->n_certs; i++)
-		if (set->certs[i].der_len == len && memcmp(set->certs[i].der, der, len) == 0)
-			return &set->certs[i];
-	return NULL;
-}
-
-static void
-stapled(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, pg_tcert *c, const unsigned char *spki,
-        size_t spki_len)
-{
-	CK_OBJECT_CLASS klass = CKO_X_CERTIFICATE_EXTENSION;
-	CK_ATTRIBUTE t[] = { { CKA_CLASS, &klass, sizeof(klass) },
-	                     { CKA_PUBLIC_KEY_INFO, (void *)spki, spki_len } };
-	CK_OBJECT_HANDLE *objs;
-	size_t n = find_all(f, s, t, 2, &objs);
-	static const unsigned char eku[] = { 0x06, 0x03, 0x55, 0x1d, 0x25 };
-	static const unsigned char rej[] = { 0x06, 0x0a, 0x2b, 0x06, 0x01, 0x04, 0x01,
-	                                     0x99, 0x77, 0x06, 0x0a, 0x01 };
-
-	for (size_t i = 0; i < n; i++) {
-		size_t ol = 0, vl = 0;
-		unsigned char *oid = get_attr(f, s, objs[i], CKA_OBJECT_ID, &ol);
-		unsigned char *val = get_attr(f, s, objs[i], CKA_VALUE, &vl);
-		if (oid && val && ol == sizeof(eku) && memcmp(oid, eku, ol) == 0) {
-			c->restricted = true;
-			ext_purposes(val, vl, &c->purposes, &c->n_purposes);
-		} else if (oid && val && ol == sizeof(rej) && memcmp(oid, rej, ol) == 0) {
-			ext_purposes(val, vl, &c->rejects, &c->n_rejects);
-		}
-		free(oid);
-		free(val);
-	}
-	free(objs);
-}
-
-static void
-load_token(pg_trust_set *set, CK_FUNCTION_LIST *f, CK_SLOT_ID slot)
-{
-	CK_SESSION_HANDLE s;
-	CK_OBJECT_CLASS klass = CKO_CERTIFICATE, crl_class = CKO_NSS_CRL;
-	CK_ATTRIBUTE t = { CKA_CLASS, &klass, sizeof(klass) };
-	CK_ATTRIBUTE tc = { CKA_CLASS, &crl_class, sizeof(crl_class) };
-	CK_OBJECT_HANDLE *objs;
-	size_t n;
-
-	if (f->C_OpenSession(slot, CKF_SERIAL_SESSION, NULL, NULL, &s) != CKR_OK)
-		return;
-	n = find_all(f, s, &t, 1, &objs);
-	for (size_t i = 0; i < n; i++) {
-		size_t len = 0, l2 = 0;
-		unsigned char *der = get_attr(f, s, objs[i], CKA_VALUE, &len), *spki;
-		bool trusted = get_bool(f, s, objs[i], CKA_TRUSTED);
-		bool distrusted = get_bool(f, s, objs[i], CKA_X_DISTRUSTED);
-		pg_tcert *c;
-		if (der == NULL || len == 0) {
-			free(der);
-			continue;
-		}
-		if ((c = find_cert(set, der, len)) != NULL) {
-			/* Another copy: distrust wins; otherwise the first copy's
-			 * trust stands, as with p11-kit. */
-			free(der);
-			c->distrusted |= distrusted;
-			c->trusted = c->trusted && !c->distrusted;
-			continue;
-		}
-		c = realloc(set->certs, (set->n_certs + 1) * sizeof(*c));
-		if (c == NULL) {
-			free(der);
-			break;
-		}
-		set->certs = c;
-		c = &set->certs[set->n_certs++];
-		memset(c, 0, sizeof(*c));
-		c->der = der;
-		c->der_len = len;
-		c->label = (char *)get_attr(f, s, objs[i], CKA_LABEL, &l2);
-		if (c->label == NULL)
-			c->label = strdup("");
-		c->id = get_attr(f, s, objs[i], CKA_ID, &c->id_len);
-		{
-			size_t cl = 0;
-			unsigned char *cat = get_attr(f, s, objs[i], CKA_CERTIFICATE_CATEGORY, &cl);
-			if (cat && cl == sizeof(CK_ULONG))
-				memcpy(&c->category, cat, sizeof(CK_ULONG));
-			free(cat);
-		}
-		c->distrusted = distrusted;
-		c->trusted = trusted && !distrusted;
-		spki = get_attr(f, s, objs[i], CKA_PUBLIC_KEY_INFO, &l2);
-		if (spki)
-			stapled(f, s, c, spki, l2);
-		free(spki);
-	}
-	free(objs);
-	n = find_all(f, s, &tc, 1, &objs);
-	for (size_t i = 0; i < n; i++) {
-		size_t len = 0;
-		unsigned char *der = get_attr(f, s, objs[i], CKA_VALUE, &len);
-		pg_tcrl *grown;
-		if (der == NULL || (grown = realloc(set->crls, (set->n_crls + 1) * sizeof(*grown))) == NULL) {
-			free(der);
-			continue;
-		}
-		set->crls = grown;
-		set->crls[set->n_crls++] = (pg_tcrl){ der, len };
-	}
-	free(objs);
-	f->C_CloseSession(s);
-}
-
-static p11glue_registry *trust_registry;
-
-int
-pg_trust_load(pg_trust_set *set)
-{
-	size_t used = 0;
-	int rv;
-
-	memset(set, 0, sizeof(*set));
-	rv = p11glue_registry_load(P11GLUE_REGISTRY_UNMANAGED, &trust_registry);
-	for (int pass = 0; pass < 2 && used == 0; pass++) {
-		if (pass == 1) {
-			/* No trust-policy module registered: our module, its defaults. */
-			p11glue_registry_free(trust_registry);
-			trust_registry = NULL;
-			rv = p11glue_registry_load_file(P11GLUE_MODULE_DIR "/p11glue-trust.so",
-			                                "p11glue-trust", NULL,
-			                                P11GLUE_REGISTRY_UNMANAGED, &trust_registry);
-		}
-		if (rv != P11GLUE_OK)
-			continue;
-		for (size_t m = 0; m < p11glue_registry_count(trust_registry); m++) {
-			p11glue_module *mod = p11glue_registry_module(trust_registry, m);
-			CK_FUNCTION_LIST *f = p11glue_module_functions(mod);
-			CK_SLOT_ID slots[64];
-			CK_ULONG n = 64;
-			if (f == NULL || (pass == 0 && !p11glue_module_is_trust_policy(mod)))
-				continue;
-			if (f->C_GetSlotList(CK_TRUE, slots, &n) != CKR_OK)
-				continue;
-			used++;
-			for (CK_ULONG i = 0; i < n; i++)
-				load_token(set, f, slots[i]);
-		}
-	}
-	if (used == 0) {
-		pg_tool_error("no trust module could be loaded");
-		return PG_EXIT_FAIL;
-	}
-	return PG_EXIT_OK;
-}
-
-void
-pg_trust_clear(pg_trust_set *set)
-{
-	for (size_t i = 0; i < set->n_certs; i++) {
-		pg_tcert *c = &set->certs[i];
-		free(c->der);
-		free(c->label);
-		free(c->id);
-		for (size_t j = 0; j < c->n_purposes; j++)
-			free(c->purposes[j]);
-		for (size_t j = 0; j < c->n_rejects; j++)
-			free(c->rejects[j]);
-		free(c->purposes);
-		free(c->rejects);
-	}
-	free(set->certs);
-	for (size_t i = 0; i < set->n_crls; i++)
-		free(set->crls[i].der);
-	free(set->crls);
-	memset(set, 0, sizeof(*set));
-	p11glue_registry_free(trust_registry);
-	trust_registry = NULL;
-}
-
-static bool
-in_list(char **list, size_t n, const char *oid)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(list[i], oid) == 0)
-			return true;
-	return false;
-}
-
-bool
-pg_trust_selected(const pg_tcert *c, int filter, const p11glue_uri *uri, const char *purpose)
-{
-	bool ok;
-
-	switch (filter) {
-	case PG_F_ANCHORS:
-		ok = c->trusted && !c->distrusted;
-		break;
-	case PG_F_BLOCKLIST:
-		ok = c->distrusted;
-		break;
-	case PG_F_POLICY:
-		ok = c->trusted || c->distrusted;
-		break;
-	case PG_F_URI: {
-		CK_OBJECT_CLASS klass = CKO_CERTIFICATE;
-		CK_ATTRIBUTE a[] = { { CKA_CLASS, &klass, sizeof(klass) },
-		                     { CKA_LABEL, c->label, strlen(c->label) },
-		                     { CKA_ID, c->id, c->id ? c->id_len : CK_UNAVAILABLE_INFORMATION } };
-		ok = p11glue_uri_match_attributes(uri, a, 3);
-		break;
-	}
-	default:
-		ok = true;
-	}
-	if (ok && purpose && c->trusted && !c->distrusted) {
-		if (in_list(c->rejects, c->n_rejects, purpose) ||
-		    (c->restricted && !in_list(c->purposes, c->n_purposes, purpose)))
-			ok = false;
-	}
-	return ok;
-}
-
-/* ---------------------------------------------------------------------------
  * Options
  */
 
@@ -631,31 +320,6 @@ anchor_help(FILE *out)
 	             "  -q, --quiet         suppress command output\n");
 }
 
-/* The first writable token of a trust module: (function list, slot). */
-static bool
-writable_token(CK_FUNCTION_LIST **fp, CK_SLOT_ID *slot)
-{
-	for (size_t m = 0; m < p11glue_registry_count(trust_registry); m++) {
-		p11glue_module *mod = p11glue_registry_module(trust_registry, m);
-		CK_FUNCTION_LIST *f = p11glue_module_functions(mod);
-		CK_SLOT_ID slots[64];
-		CK_ULONG n = 64;
-		if (f == NULL || !p11glue_module_is_trust_policy(mod) ||
-		    f->C_GetSlotList(CK_TRUE, slots, &n) != CKR_OK)
-			continue;
-		for (CK_ULONG i = 0; i < n; i++) {
-			CK_TOKEN_INFO ti;
-			if (f->C_GetTokenInfo(slots[i], &ti) == CKR_OK &&
-			    !(ti.flags & CKF_WRITE_PROTECTED)) {
-				*fp = f;
-				*slot = slots[i];
-				return true;
-			}
-		}
-	}
-	return false;
-}
-
 /* Reads the first certificate of a file (PEM or DER) into DER. */
 static unsigned char *
 read_cert(const char *path, size_t *len)
@@ -718,7 +382,7 @@ cmd_anchor(int argc, char **argv)
 	}
 	if ((rv = pg_trust_load(&set)) != PG_EXIT_OK)
 		return rv;
-	if (!writable_token(&f, &slot)) {
+	if (!pg_trust_writable_token(&f, &slot)) {
 		pg_tool_error("no configured writable location to store anchors");
 		pg_trust_clear(&set);
 		return PG_EXIT_FAIL;
@@ -743,16 +407,16 @@ cmd_anchor(int argc, char **argv)
 				rv = PG_EXIT_FAIL;
 				break;
 			}
-			n = find_all(f, s, &t, 1, &objs);
+			n = pg_trust_find_all(f, s, &t, 1, &objs);
 			for (size_t j = 0; j < n; j++) {
 				size_t ll = 0, il = 0;
-				unsigned char *label = get_attr(f, s, objs[j], CKA_LABEL, &ll);
-				unsigned char *id = get_attr(f, s, objs[j], CKA_ID, &il);
+				unsigned char *label = pg_trust_get_attr(f, s, objs[j], CKA_LABEL, &ll);
+				unsigned char *id = pg_trust_get_attr(f, s, objs[j], CKA_ID, &il);
 				CK_ATTRIBUTE a[] = { { CKA_CLASS, &klass, sizeof(klass) },
 				                     { CKA_LABEL, label, label ? ll : CK_UNAVAILABLE_INFORMATION },
 				                     { CKA_ID, id, id ? il : CK_UNAVAILABLE_INFORMATION } };
 				if (p11glue_uri_match_attributes(uri, a, 3))
-					der = get_attr(f, s, objs[j], CKA_VALUE, &len);
+					der = pg_trust_get_attr(f, s, objs[j], CKA_VALUE, &len);
 				free(label);
 				free(id);
 				if (der)
@@ -781,7 +445,7 @@ cmd_anchor(int argc, char **argv)
 		} else {
 			CK_ATTRIBUTE t[] = { { CKA_CLASS, &klass, sizeof(klass) },
 			                     { CKA_VALUE, der, len } };
-			size_t n = find_all(f, s, t, 2, &objs);
+			size_t n = pg_trust_find_all(f, s, t, 2, &objs);
 			if (n == 0) {
 				pg_tool_error("%s: not stored in a writable location", argv[i]);
 				rv = PG_EXIT_FAIL;
@@ -798,31 +462,6 @@ cmd_anchor(int argc, char **argv)
 	f->C_CloseSession(s);
 	pg_trust_clear(&set);
 	return rv;
-}
-
-static int
-cmd_dump(int argc, char **argv)
-{
-	pg_trust_set set;
-	int rv;
-
-	(void)argc;
-	(void)argv;
-	if ((rv = pg_trust_load(&set)) != PG_EXIT_OK)
-		return rv;
-	for (size_t i = 0; i < set.n_certs; i++) {
-		const pg_tcert *c = &set.certs[i];
-		BIO *out = BIO_new_fp(stdout, BIO_NOCLOSE);
-		printf("[p11-kit-object-v1]\nclass: certificate\ncertificate-type: x-509\n");
-		printf("trusted: %s\nx-distrusted: %s\nlabel: \"%s\"\n",
-		       c->trusted ? "true" : "false", c->distrusted ? "true" : "false", c->label);
-		fflush(stdout);
-		PEM_write_bio(out, "CERTIFICATE", "", c->der, (long)c->der_len);
-		BIO_free(out);
-		printf("\n");
-	}
-	pg_trust_clear(&set);
-	return PG_EXIT_OK;
 }
 
 /* check-format FILE...: each must be a valid persistence-format file. */
@@ -848,7 +487,7 @@ static const pg_command trust_commands[] = {
 	{ "list", "List trust or certificates", cmd_list },
 	{ "extract", "Extract certificates and trust", cmd_extract },
 	{ "anchor", "Add, remove, change trust anchors", cmd_anchor },
-	{ "dump", "Dump trust objects in internal format", cmd_dump },
+	{ "dump", "Dump trust objects in internal format", pg_trust_dump },
 	{ "check-format", "Check the format of persistence files", cmd_check_format },
 };
 

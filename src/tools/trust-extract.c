@@ -60,7 +60,22 @@ write_buf(const char *path, pg_buf *buf, bool overwrite)
 	return ok;
 }
 
-/* OpenSSL's X509_CERT_AUX: trust and reject purposes and the alias. */
+/* Adds a purpose to the trust (or reject) list; libcrypto copies it. */
+static void
+add_purpose(X509 *x, const char *oid, bool reject)
+{
+	ASN1_OBJECT *obj = OBJ_txt2obj(oid, 1);
+
+	if (obj == NULL)
+		return;
+	if (reject)
+		X509_add1_reject_object(x, obj);
+	else
+		X509_add1_trust_object(x, obj);
+	ASN1_OBJECT_free(obj);
+}
+
+/* OpenSSL's X509_CERT_AUX: trust and reject purposes, alias and keyid. */
 static void
 openssl_aux(pg_buf *out, const pg_tcert *c)
 {
@@ -72,18 +87,25 @@ openssl_aux(pg_buf *out, const pg_tcert *c)
 	x = d2i_X509(NULL, &p, (long)c->der_len);
 	if (x == NULL)
 		return;
+	/* As p11-kit writes them: the stapled reject list; a distrusted
+	 * certificate also rejects every known purpose and has no trust
+	 * list; an anchor is trusted for its stapled extKeyUsage (no list:
+	 * every purpose); anything else gets an empty trust list. */
+	for (size_t i = 0; i < c->rejects.n; i++)
+		add_purpose(x, c->rejects.oids[i], true);
 	if (c->distrusted) {
 		for (size_t i = 0; i < PG_N_PURPOSES; i++)
-			X509_add1_reject_object(x, OBJ_txt2obj(pg_std_purposes[i], 1));
+			add_purpose(x, pg_std_purposes[i], true);
+	} else if (c->trusted) {
+		for (size_t i = 0; c->restricted && i < c->purposes.n; i++)
+			add_purpose(x, c->purposes.oids[i], false);
 	} else {
-		if (!c->trusted)
-			X509_trust_clear(x), X509_add1_trust_object(x, NULL);
-		for (size_t i = 0; c->trusted && c->restricted && i < c->n_purposes; i++)
-			X509_add1_trust_object(x, OBJ_txt2obj(c->purposes[i], 1));
-		for (size_t i = 0; i < c->n_rejects; i++)
-			X509_add1_reject_object(x, OBJ_txt2obj(c->rejects[i], 1));
+		X509_trust_clear(x);
+		X509_add1_trust_object(x, NULL);
 	}
 	X509_alias_set1(x, (const unsigned char *)c->label, (int)strlen(c->label));
+	if (c->keyid)
+		X509_keyid_set1(x, c->keyid, (int)c->keyid_len);
 	n = i2d_X509_AUX(x, &der);
 	if (n > 0)
 		pg_pem_write(out, "TRUSTED CERTIFICATE", der, (size_t)n);
@@ -377,12 +399,19 @@ pg_trust_extract(const pg_trust_set *set, const char *format, int filter,
 {
 	job j = { set, filter, uri, purpose, dest, overwrite, comment };
 
-	if (strcmp(format, "java-cacerts") == 0 || strcmp(format, "edk2-cacerts") == 0) {
-		if (purpose == NULL) {
-			pg_tool_error("format requires a purpose, specify it with --purpose; "
-			              "defaulting to 'server-auth'");
-			j.purpose = "1.3.6.1.5.5.7.3.1";
-		}
+	/* These formats are for one purpose (TLS servers, mostly), yet
+	 * p11-kit 0.24 writes every purpose when none is given (while saying
+	 * it defaults to server-auth); scripts rely on that, so do the same
+	 * and say so. */
+	if ((strcmp(format, "java-cacerts") == 0 || strcmp(format, "edk2-cacerts") == 0) &&
+	    purpose == NULL)
+		pg_tool_error("format expects a purpose (--purpose); none given: every purpose");
+	/* Only OpenSSL's formats can say "distrusted"; a trust policy in
+	 * any other would read as trust (p11-kit refuses it too). */
+	if (filter == PG_F_POLICY && strcmp(format, "openssl-bundle") != 0 &&
+	    strcmp(format, "openssl-directory") != 0 && strcmp(format, "crl-bundle") != 0) {
+		pg_tool_error("format does not support trust policy");
+		return PG_EXIT_FAIL;
 	}
 	if (strcmp(format, "pem-bundle") == 0)
 		return bundle(&j, false);

@@ -5,6 +5,7 @@
 #ifndef PG_TOOL_TRUST_H
 #define PG_TOOL_TRUST_H
 
+#include "store.h"
 #include "tool.h"
 
 #include <p11glue/pkcs11x.h>
@@ -19,9 +20,14 @@ typedef struct {
 	size_t id_len;
 	unsigned long category;
 	bool trusted, distrusted;
-	bool restricted;           /* trust purposes limited to `purposes` */
-	char **purposes, **rejects;
-	size_t n_purposes, n_rejects;
+	bool restricted;           /* a stapled extKeyUsage limits it to `purposes` */
+	pg_oid_list purposes;      /* of the stapled extKeyUsage */
+	pg_oid_list rejects;       /* of a stapled reject list (OpenSSL's) */
+	bool has_own_eku;
+	pg_oid_list own_eku;       /* of the certificate's own extKeyUsage */
+	unsigned char *keyid;      /* a stapled subjectKeyIdentifier's extnValue */
+	size_t keyid_len;
+	uint64_t hash;             /* of der, to find copies */
 } pg_tcert;
 
 typedef struct {
@@ -39,8 +45,27 @@ typedef struct {
 /* Filters of list and extract. */
 enum { PG_F_ANCHORS = 1, PG_F_BLOCKLIST = 2, PG_F_POLICY = 3, PG_F_CERTS = 4, PG_F_URI = 5 };
 
+/*
+ * Calls fn for every token of the trust-policy modules of the registry
+ * (else of p11glue-trust.so with its defaults). The modules stay loaded
+ * until pg_trust_release (or pg_trust_clear). Returns an exit code.
+ */
+int pg_trust_each_token(void (*fn)(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, void *data),
+                        void *data);
+void pg_trust_release(void);
+/* The first writable token of the modules pg_trust_each_token loaded. */
+bool pg_trust_writable_token(CK_FUNCTION_LIST **fp, CK_SLOT_ID *slot);
+
+/* The value of one attribute, NUL-terminated, malloc'ed (NULL if none). */
+unsigned char *pg_trust_get_attr(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s,
+                                 CK_OBJECT_HANDLE o, CK_ATTRIBUTE_TYPE type, size_t *len);
+/* Every object matching the template; *out malloc'ed. Returns the count. */
+size_t pg_trust_find_all(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_ATTRIBUTE *t,
+                         CK_ULONG n, CK_OBJECT_HANDLE **out);
+
 /* Loads every certificate and CRL the trust modules expose. */
 int pg_trust_load(pg_trust_set *set);
+/* Frees the set and releases the modules. */
 void pg_trust_clear(pg_trust_set *set);
 /* Does cert pass the filter (and the purpose OID, may be NULL)? */
 bool pg_trust_selected(const pg_tcert *c, int filter, const p11glue_uri *uri,
@@ -52,6 +77,9 @@ int pg_trust_extract(const pg_trust_set *set, const char *format, int filter,
                      bool overwrite, bool comment);
 
 int pg_cmd_trust(int argc, char **argv);
+
+/* trust dump [--filter=all|pkcs11:URI] (trust-dump.c). */
+int pg_trust_dump(int argc, char **argv);
 
 /* Is the file valid persistence format (at least one object)? */
 bool pg_trust_check_persist(const char *path);

@@ -225,8 +225,14 @@ nss_value(pg_entry *e, bool revoked, unsigned code)
 	case PG_A_GENERATED:
 		TRUE_;
 	case PG_A_ID:
-		if (revoked)
-			return revoked_id(e);
+		/* p11-kit copies a revocation's CKA_ID into its NSS trust object
+		 * only when it is not empty. */
+		if (revoked) {
+			pg_value v = stored(e, CKA_ID);
+			if (v.len == 0)
+				NONE;
+			return v;
+		}
 		return pg_entry_cert_id(e);
 	default:
 		break;

@@ -117,8 +117,7 @@ pg_oid_list_parse_contents(const pg_span *contents, pg_oid_list *out)
 	pg_der_init(&seq, contents->p, contents->len);
 	while (pg_der_peek(&seq) == 0x06) {
 		char **grown;
-		pg_der_read(&seq, 0x06, NULL, &oid);
-		if (!pg_oid_format(&oid, text, sizeof(text)))
+		if (!pg_der_read(&seq, 0x06, NULL, &oid) || !pg_oid_format(&oid, text, sizeof(text)))
 			return 0;
 		if (out->n % 8 == 0) {
 			grown = realloc(out->oids, (out->n + 8) * sizeof(char *));

@@ -197,9 +197,10 @@ parse_aux(pg_source *src, size_t index, const unsigned char *p, size_t len, bool
 	if (len == 0)
 		pg_der_init(&aux, NULL, 0);
 	if (pg_der_peek(&aux) == 0x30) {
-		pg_span v;
-		pg_der_read(&aux, 0x30, &v, NULL);
-		if ((r = pg_oid_list_parse(&v, &trust)) < 0) {
+		pg_span v = { NULL, 0 };
+		if (!pg_der_read(&aux, 0x30, &v, NULL))
+			r = 0;
+		else if ((r = pg_oid_list_parse(&v, &trust)) < 0) {
 			pg_oid_list_clear(&trust);
 			return false;
 		}
@@ -207,9 +208,10 @@ parse_aux(pg_source *src, size_t index, const unsigned char *p, size_t len, bool
 	}
 	if (pg_der_peek(&aux) == 0xa0) {
 		/* [0] IMPLICIT: the OIDs are the contents themselves. */
-		pg_span v;
-		pg_der_read(&aux, 0xa0, NULL, &v);
-		if ((r = pg_oid_list_parse_contents(&v, &reject)) < 0) {
+		pg_span v = { NULL, 0 };
+		if (!pg_der_read(&aux, 0xa0, NULL, &v))
+			r = 0;
+		else if ((r = pg_oid_list_parse_contents(&v, &reject)) < 0) {
 			pg_oid_list_clear(&trust);
 			pg_oid_list_clear(&reject);
 			return false;

@@ -520,7 +520,12 @@ write_value(pg_buf *buf, const CK_ATTRIBUTE *a)
 	if ((forms & PG_FORM_OID) && a->ulValueLen > 2 && p[0] == 0x06 &&
 	    p[1] == a->ulValueLen - 2 && p[1] < 128) {
 		pg_span oid = { p + 2, a->ulValueLen - 2 };
-		if (pg_oid_format(&oid, text, sizeof(text))) {
+		unsigned char again[128];
+		/* Dotted only when reading it back gives these bytes (a
+		 * padded arc, say, would not). */
+		if (pg_oid_format(&oid, text, sizeof(text)) &&
+		    pg_oid_parse(text, again, sizeof(again)) == oid.len &&
+		    memcmp(again, oid.p, oid.len) == 0) {
 			pg_buf_add_str(buf, text);
 			return;
 		}

@@ -18,6 +18,18 @@
 #   crl-bad.pem      CRL for inter-a signed by the wrong key (ignored)
 #   crl-expired.pem  CRL of inter-a whose nextUpdate has passed (ignored)
 #   junk-bundle.pem  a bundle with text, a corrupt block and good blocks
+#
+# Stapled extensions and other persistence-format objects:
+#   root-s.pem     anchor; staple-eku-s.p11-kit restricts it to serverAuth
+#   root-q.pem     anchor; staple-reject-q.p11-kit rejects clientAuth
+#   root-p.pem     anchor; staple-reject-p.p11-kit rejects emailProtection
+#   root-k.pem     anchor; staple-bc-k.p11-kit says it is no CA
+#   staple-ku-c.p11-kit  keyUsage digitalSignature only, for root-c
+#   staple-ski-s.p11-kit subjectKeyIdentifier 5e11e5ab1ed5... for root-s (OpenSSL
+#                        extracts write it as the keyid)
+#   root-d.pem     anchor; distrust-key-d.p11-kit distrusts its public key
+#   leaf-n.pem     a version 3 certificate without basicConstraints
+#   root-r.trusted.pem  TRUSTED CERTIFICATE with a reject and no trust
 set -euo pipefail
 d=$1
 mkdir -p "$d"
@@ -151,4 +163,75 @@ rm -rf ca-a ca-a.cnf
 	echo
 	cat root-c.pem
 } > junk-bundle.pem
+# staple CERT OID [--critical] PURPOSE... | --raw HEX: a persistence-format
+# stapled extension for the certificate's public key, on stdout.
+staple() {
+	python3 - "$@" <<'PY'
+import subprocess, sys
+def length(n):
+    if n < 128:
+        return bytes([n])
+    b = n.to_bytes((n.bit_length() + 7) // 8, 'big')
+    return bytes([0x80 | len(b)]) + b
+def tlv(tag, v):
+    return bytes([tag]) + length(len(v)) + v
+def oid(text):
+    a = [int(x) for x in text.split('.')]
+    out = bytes([a[0] * 40 + a[1]])
+    for x in a[2:]:
+        enc = [x & 0x7f]
+        x >>= 7
+        while x:
+            enc.insert(0, 0x80 | (x & 0x7f))
+            x >>= 7
+        out += bytes(enc)
+    return tlv(6, out)
+cert, ext_oid, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+critical = bool(args) and args[0] == '--critical'
+args = args[1:] if critical else args
+if args and args[0] == '--raw':
+    inner = bytes.fromhex(args[1])
+else:
+    inner = tlv(0x30, b''.join(oid(p) for p in args))
+ext = tlv(0x30, oid(ext_oid) + (tlv(1, b'\xff') if critical else b'') + tlv(4, inner))
+pub = subprocess.run(['openssl', 'x509', '-in', cert, '-noout', '-pubkey'],
+                     capture_output=True, text=True, check=True).stdout
+value = ''.join(chr(c) if c < 128 and (chr(c).isalnum() or chr(c) in '-_.') else '%%%02X' % c for c in ext)
+print('[p11-kit-object-v1]\nclass: x-certificate-extension\nlabel: "stapled"')
+print('object-id: %s\nvalue: "%s"\n%s' % (ext_oid, value, pub), end='')
+PY
+}
+
+root root-s "Root S"
+root root-q "Root Q"
+root root-p "Root P"
+root root-k "Root K"
+root root-d "Root D"
+staple root-s.pem 2.5.29.37 1.3.6.1.5.5.7.3.1 > staple-eku-s.p11-kit
+staple root-q.pem 1.3.6.1.4.1.3319.6.10.1 1.3.6.1.5.5.7.3.2 > staple-reject-q.p11-kit
+staple root-p.pem 1.3.6.1.4.1.3319.6.10.1 1.3.6.1.5.5.7.3.4 > staple-reject-p.p11-kit
+staple root-k.pem 2.5.29.19 --raw 3000 > staple-bc-k.p11-kit
+staple root-c.pem 2.5.29.15 --raw 03020780 > staple-ku-c.p11-kit
+staple root-s.pem 2.5.29.14 --raw 04145e11e5ab1ed5ca1ab1e5e11e5ab1ed5ca1ab1e > staple-ski-s.p11-kit
+{
+	echo "[p11-kit-object-v1]"
+	echo "class: certificate"
+	echo "certificate-type: x-509"
+	echo "x-distrusted: true"
+	echo 'label: "Distrusted key of Root D"'
+	openssl x509 -in root-d.pem -noout -pubkey
+} > distrust-key-d.p11-kit
+cat > nobc.cnf <<'CNF'
+[nobc]
+keyUsage = critical, digitalSignature
+subjectKeyIdentifier = hash
+CNF
+key leaf-n
+openssl req -new -key leaf-n.key -subj "/O=p11glue test/CN=No Constraints" -out leaf-n.csr -config ext.cnf 2>/dev/null
+openssl x509 -req -in leaf-n.csr -CA inter-a.pem -CAkey inter-a.key -set_serial 0x4e4e \
+	-days 365 -extfile nobc.cnf -extensions nobc -out leaf-n.pem 2>/dev/null
+rm -f leaf-n.csr nobc.cnf
+root root-r "Root R"
+openssl x509 -in root-r.pem -addreject emailProtection -trustout -out root-r.trusted.pem 2>/dev/null
+
 rm -f ext.cnf *.srl

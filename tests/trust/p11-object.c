@@ -1,7 +1,9 @@
 /*
- * p11-object MODULE RESERVED ACTION ATTR=VALUE...: creates, finds or
- * destroys objects on the first writable token of a trust module, for the
- * writing tests (the same calls go to p11glue's module and to p11-kit's).
+ * p11-object MODULE RESERVED [--first] [--ro] ACTION ATTR=VALUE...:
+ * creates, finds or destroys objects on the first writable token of a
+ * trust module (with --first: the first token, writable or not; with
+ * --ro: in a read-only session), for the writing tests (the same calls go
+ * to p11glue's module and to p11-kit's).
  *
  * ACTION: create (prints "created"), find (prints the number of matches)
  * or destroy (destroys every match, prints the number destroyed).
@@ -153,13 +155,24 @@ main(int argc, char **argv)
 	CK_SESSION_HANDLE s = 0;
 	CK_OBJECT_HANDLE h, found[1024];
 	CK_RV rv = CKR_TOKEN_NOT_PRESENT;
+	CK_FLAGS flags = CKF_SERIAL_SESSION | CKF_RW_SESSION;
+	int first = 0, argi = 3;
+	const char *action;
 	void *dl;
 
-	if (argc < 4) {
-		fprintf(stderr, "usage: p11-object MODULE RESERVED create|find|destroy ATTR=VALUE...\n");
+	for (; argi < argc && strncmp(argv[argi], "--", 2) == 0; argi++) {
+		if (strcmp(argv[argi], "--first") == 0)
+			first = 1;
+		else if (strcmp(argv[argi], "--ro") == 0)
+			flags = CKF_SERIAL_SESSION;
+	}
+	if (argi >= argc) {
+		fprintf(stderr, "usage: p11-object MODULE RESERVED [--first] [--ro] "
+		                "create|find|destroy ATTR=VALUE...\n");
 		return 2;
 	}
-	for (int k = 4; k < argc; k++)
+	action = argv[argi];
+	for (int k = argi + 1; k < argc; k++)
 		if (n == 64 || !parse_attr(argv[k], &tmpl[n++])) {
 			fprintf(stderr, "p11-object: bad attribute: %s\n", argv[k]);
 			return 2;
@@ -174,14 +187,14 @@ main(int argc, char **argv)
 	init.pReserved = argv[2];
 	if (f->C_Initialize(&init) != CKR_OK || f->C_GetSlotList(CK_TRUE, slots, &n_slots) != CKR_OK)
 		return 1;
-	for (i = 0; i < n_slots; i++) {
+	for (i = 0; i < n_slots && !first; i++) {
 		CK_TOKEN_INFO ti;
 		if (f->C_GetTokenInfo(slots[i], &ti) == CKR_OK && !(ti.flags & CKF_WRITE_PROTECTED))
 			break;
 	}
 	if (i < n_slots)
-		rv = f->C_OpenSession(slots[i], CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &s);
-	if (rv == CKR_OK && strcmp(argv[3], "create") == 0) {
+		rv = f->C_OpenSession(slots[i], flags, NULL, NULL, &s);
+	if (rv == CKR_OK && strcmp(action, "create") == 0) {
 		rv = f->C_CreateObject(s, tmpl, n, &h);
 		if (rv == CKR_OK)
 			printf("created\n");
@@ -190,13 +203,13 @@ main(int argc, char **argv)
 		if (rv == CKR_OK)
 			rv = f->C_FindObjects(s, found, 1024, &count);
 		f->C_FindObjectsFinal(s);
-		for (i = 0; rv == CKR_OK && strcmp(argv[3], "destroy") == 0 && i < count; i++)
+		for (i = 0; rv == CKR_OK && strcmp(action, "destroy") == 0 && i < count; i++)
 			rv = f->C_DestroyObject(s, found[i]);
 		if (rv == CKR_OK)
 			printf("%lu\n", count);
 	}
 	if (rv != CKR_OK)
-		fprintf(stderr, "p11-object: %s: CKR 0x%lx\n", argv[3], rv);
+		fprintf(stderr, "p11-object: %s: CKR 0x%lx\n", action, rv);
 	f->C_Finalize(NULL);
 	for (i = 0; i < n; i++)
 		free(tmpl[i].pValue);

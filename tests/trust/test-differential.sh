@@ -116,19 +116,88 @@ else not_ok "intended: Root B not rejected"; fi
 if ! openssl x509 -in "$tmp/et/fx-od/Root_B.pem" -noout -text 2>/dev/null | grep -q 'Rejected Uses:'; then
 	ok "p11-kit 0.24 still writes that CA without rejected purposes (the bug we differ on)"
 else not_ok "p11-kit no longer has the bug: revisit intended difference 4"; fi
-for format in pem-bundle openssl-bundle; do
-	for filter in ca-anchors blocklist; do
-		ours "$td" "$p11glue" trust extract --filter=$filter --format=$format "$tmp/eo/fx-$format-$filter" 2>/dev/null
-		theirs "$td" trust extract --filter=$filter --format=$format "$tmp/et/fx-$format-$filter" 2>/dev/null
-		blocks() { awk '/-----BEGIN/{b=""} {b=b $0 "\n"} /-----END/{print b}' RS='\n' "$1" | sort; }
-		if [ "$filter" = blocklist ]; then
-			# Root B: in our blocklist, and in p11-kit's too; same set.
-			same "fixtures: $format --filter=$filter (as a set)" <(blocks "$tmp/eo/fx-$format-$filter") <(blocks "$tmp/et/fx-$format-$filter")
+# Every extract format, filter and purpose on the fixtures: byte for byte
+# (Java keystores entry by entry: they hold the time they were written),
+# but for what intended difference 2 makes of Root B, asserted per case:
+# it is distrusted in its anchors/ copy too, so in a blocklist it is the
+# first entry (p11-kit takes its blocklist/ copy, read later: same
+# entries, another order), x509-file (one certificate) writes it, and
+# OpenSSL's formats reject all its purposes (difference 4).
+entries=$here/extract-entries.py
+for format in pem-bundle openssl-bundle x509-file x509-directory pem-directory pem-directory-hash \
+	openssl-directory java-cacerts edk2-cacerts; do
+	for args in "" "--filter=certificates" "--filter=blocklist" "--filter=trust-policy" \
+		"--purpose=email" "--purpose=server-auth" "--comment"; do
+		name="fixtures: extract --format=$format ${args:-(defaults)}"
+		out=fx-$(printf '%s' "$format$args" | tr -c 'a-z0-9-' _)
+		# shellcheck disable=SC2086
+		ours "$td" "$p11glue" trust extract --format=$format $args "$tmp/eo/$out" 2>/dev/null
+		a=$?
+		# shellcheck disable=SC2086
+		theirs "$td" trust extract --format=$format $args "$tmp/et/$out" 2>/dev/null
+		b=$?
+		o=$("$entries" "$tmp/eo/$out" 2>/dev/null) t=$("$entries" "$tmp/et/$out" 2>/dev/null)
+		if [ "$a" != "$b" ]; then
+			not_ok "$name: exit status $a, p11-kit $b"
+		elif [ "$a" != 0 ]; then
+			ok "$name: refused, as by p11-kit"
+		elif [ "$format$args" = "x509-file--filter=blocklist" ]; then
+			[ "${o%%	*}" = "Root B" ] && [ "${t%%	*}" = "test.example" ] &&
+				ok "$name: Root B, the first distrusted (p11-kit: Leaf C)" || not_ok "$name" "$o" "$t"
+		elif { [ "$args" = "--filter=blocklist" ] || [ "$args" = "--filter=trust-policy" ]; } &&
+		     ! [ -d "$tmp/eo/$out" ]; then
+			# Same entries; only Root B's place differs.
+			if [ "$(sort <<<"$o")" = "$(sort <<<"$t")" ] &&
+			   [ "$(grep -Ev '^(Root B|rootb)	' <<<"$o")" = "$(grep -Ev '^(Root B|rootb)	' <<<"$t")" ]; then
+				ok "$name: the same entries, Root B where its first copy is read"
+			else not_ok "$name" "$o" "$t"; fi
+		elif [ "$format$args" = "openssl-bundle--filter=certificates" ] ||
+		     [ "$format$args" = "openssl-directory--filter=certificates" ]; then
+			[ "$(grep -v 'Root[ _]B' <<<"$o")" = "$(grep -v 'Root[ _]B' <<<"$t")" ] &&
+				ok "$name: identical but Root B" || not_ok "$name" "$o" "$t"
+		elif [ "$format" = java-cacerts ]; then
+			[ -n "$o" ] && [ "$o" = "$t" ] && ok "$name: the same entries" || not_ok "$name" "$o" "$t"
+		elif diff -r "$tmp/eo/$out" "$tmp/et/$out" >/dev/null &&
+		     [ "$(find "$tmp/eo/$out" -printf '%y %m %P %l\n' | sort)" = \
+		       "$(find "$tmp/et/$out" -printf '%y %m %P %l\n' | sort)" ]; then
+			ok "$name: identical"
 		else
-			same "fixtures: $format --filter=$filter (as a set)" <(blocks "$tmp/eo/fx-$format-$filter") <(blocks "$tmp/et/fx-$format-$filter")
+			not_ok "$name" "$(diff <(echo "$o") <(echo "$t") | head -4)"
 		fi
 	done
 done
+
+# --- trust dump --------------------------------------------------------------
+# Objects come in each module's own order: blocks are compared as a set.
+# One line per object (objects are separated by blank lines), sorted.
+blocks() { awk 'BEGIN{RS=""} {gsub("\n","|"); print}' "$1" | sort; }
+ours "$bundle" "$p11glue" trust dump >"$tmp/o.txt" 2>/dev/null
+theirs "$bundle" trust dump >"$tmp/t.txt" 2>/dev/null
+n_dump=$(grep -c '^\[p11-kit-object-v1\]' "$tmp/o.txt")
+years() { sed 's/date: "\(19\|20\)\([0-9][0-9]\)/date: "YY\2/g' "$1" >"$1.yy"; }
+years "$tmp/o.txt" && years "$tmp/t.txt"
+if [ "$n_dump" -gt 1000 ] && cmp -s <(blocks "$tmp/o.txt.yy") <(blocks "$tmp/t.txt.yy"); then
+	ok "bundle: trust dump prints p11-kit's $n_dump objects byte for byte but the centuries"
+else not_ok "bundle: trust dump differs" "$(diff <(blocks "$tmp/o.txt.yy") <(blocks "$tmp/t.txt.yy") | head -2 | cut -c1-200)"; fi
+dates() { grep 'date:' "$1" | sort; }
+ours_19=$(diff <(dates "$tmp/o.txt") <(dates "$tmp/t.txt") | grep -c '^< .*date: "19' || true)
+theirs_20=$(diff <(dates "$tmp/o.txt") <(dates "$tmp/t.txt") | grep -c '^> .*date: "20' || true)
+[ "$ours_19" -gt 0 ] && [ "$ours_19" = "$theirs_20" ] &&
+	ok "intended: dump dates 19xx where p11-kit says 20xx ($ours_19 dates)" ||
+	not_ok "dump dates" "$ours_19 $theirs_20"
+ours "$td" "$p11glue" trust dump >"$tmp/o.txt" 2>/dev/null
+theirs "$td" trust dump >"$tmp/t.txt" 2>/dev/null
+same "fixtures: trust dump equals p11-kit's but Root B's objects" \
+	<(blocks "$tmp/o.txt" | grep -v 'label: "Root B"') <(blocks "$tmp/t.txt" | grep -v 'label: "Root B"')
+if blocks "$tmp/o.txt" | grep 'label: "Root B"' | grep -q 'x-distrusted: true' &&
+   ! blocks "$tmp/o.txt" | grep 'label: "Root B"' | grep -q 'x-anchored-certificate'; then
+	ok "intended: the dump shows Root B distrusted, with no anchored assertion"
+else not_ok "Root B in the dump"; fi
+ours "$td" "$p11glue" trust dump --filter="pkcs11:object=Root%20A;type=cert" >"$tmp/o.txt" 2>/dev/null
+theirs "$td" trust dump --filter="pkcs11:object=Root%20A;type=cert" >"$tmp/t.txt" 2>/dev/null
+same "fixtures: trust dump --filter=pkcs11:object=Root A;type=cert" "$tmp/o.txt" "$tmp/t.txt"
+expect "trust dump with an extra argument is a usage error" 2 "" "p11glue: extra arguments" \
+	ours "$td" "$p11glue" trust dump extra
 
 # --- bad input never aborts the whole ------------------------------------
 tj=$tmp/tj
