@@ -17,7 +17,7 @@ fi
 
 # A module built with sanitizers needs their runtimes loaded first into a
 # program built without them (pkcs11-tool); its own leaks are not ours.
-preload=$(ldd "$module" | awk '/lib(a|ub)san/ { print $3 }' | paste -sd: -)
+preload=$(ldd "$module" | awk '/lib(a|ub|t)san/ { print $3 }' | paste -sd: -)
 asan_options=${ASAN_OPTIONS:-}
 [ -n "$preload" ] && asan_options=${asan_options:+$asan_options:}detect_leaks=0
 
