@@ -28,7 +28,15 @@ typedef struct {
 	const char *purpose;
 	const char *dest;
 	bool overwrite, comment;
+	bool openssl;    /* an OpenSSL format: certificates with rejects unread left out */
 } job;
+
+static bool
+selected(const job *j, const pg_tcert *c)
+{
+	return pg_trust_selected(c, j->filter, j->uri, j->purpose) &&
+	       !(j->openssl && c->rejects_unreadable);
+}
 
 static bool
 write_file(const char *path, const void *data, size_t len, bool overwrite)
@@ -97,6 +105,9 @@ openssl_aux(pg_buf *out, const pg_tcert *c)
 		for (size_t i = 0; i < PG_N_PURPOSES; i++)
 			add_purpose(x, pg_std_purposes[i], true);
 	} else if (c->trusted) {
+		/* A stapled extKeyUsage without purposes: an empty list. */
+		if (c->restricted && c->purposes.n == 0)
+			X509_add1_trust_object(x, NULL);
 		for (size_t i = 0; c->restricted && i < c->purposes.n; i++)
 			add_purpose(x, c->purposes.oids[i], false);
 	} else {
@@ -131,7 +142,7 @@ bundle(const job *j, bool openssl)
 	pg_buf_init(&out);
 	for (size_t i = 0; i < j->set->n_certs; i++) {
 		const pg_tcert *c = &j->set->certs[i];
-		if (!pg_trust_selected(c, j->filter, j->uri, j->purpose))
+		if (!selected(j, c))
 			continue;
 		/* Comments: "# label", with a blank line between entries. */
 		if (j->comment)
@@ -149,7 +160,7 @@ x509_file(const job *j)
 	size_t n = 0;
 
 	for (size_t i = 0; i < j->set->n_certs; i++)
-		if (pg_trust_selected(&j->set->certs[i], j->filter, j->uri, j->purpose)) {
+		if (selected(j, &j->set->certs[i])) {
 			if (first == NULL)
 				first = &j->set->certs[i];
 			n++;
@@ -236,7 +247,7 @@ directory(const job *j, int kind)
 	for (size_t i = 0; ok && i < j->set->n_certs; i++) {
 		const pg_tcert *c = &j->set->certs[i];
 		pg_buf out;
-		if (!pg_trust_selected(c, j->filter, j->uri, j->purpose))
+		if (!selected(j, c))
 			continue;
 		base_name(c->label, base, sizeof(base));
 		unique_path(j->dest, base, kind == DIR_X509 ? "cer" : "pem", path, sizeof(path),
@@ -307,7 +318,7 @@ edk2(const job *j)
 		const pg_tcert *c = &j->set->certs[i];
 		uint32_t sig = (uint32_t)(16 + c->der_len), list = 28 + sig, hdr = 0;
 		unsigned char le[12];
-		if (!pg_trust_selected(c, j->filter, j->uri, j->purpose))
+		if (!selected(j, c))
 			continue;
 		for (int k = 0; k < 4; k++) {
 			le[k] = (unsigned char)(list >> (8 * k));
@@ -344,7 +355,7 @@ java_cacerts(const job *j)
 
 	now = (uint64_t)(sde ? strtoull(sde, NULL, 10) : (unsigned long long)time(NULL)) * 1000;
 	for (size_t i = 0; i < j->set->n_certs; i++)
-		count += pg_trust_selected(&j->set->certs[i], j->filter, j->uri, j->purpose);
+		count += selected(j, &j->set->certs[i]);
 	pg_buf_init(&out);
 	pg_buf_init(&aliases);
 	be32(&out, 0xfeedfeed);
@@ -354,7 +365,7 @@ java_cacerts(const job *j)
 		const pg_tcert *c = &j->set->certs[i];
 		char alias[256];
 		size_t a = 0;
-		if (!pg_trust_selected(c, j->filter, j->uri, j->purpose))
+		if (!selected(j, c))
 			continue;
 		/* Aliases: the label's ASCII in lower case without spaces, unique. */
 		for (const unsigned char *p = (const unsigned char *)c->label;
@@ -397,7 +408,8 @@ pg_trust_extract(const pg_trust_set *set, const char *format, int filter,
                  const p11glue_uri *uri, const char *purpose, const char *dest,
                  bool overwrite, bool comment)
 {
-	job j = { set, filter, uri, purpose, dest, overwrite, comment };
+	job j = { set, filter, uri, purpose, dest, overwrite, comment,
+	          strcmp(format, "openssl-bundle") == 0 || strcmp(format, "openssl-directory") == 0 };
 
 	/* These formats are for one purpose (TLS servers, mostly), yet
 	 * p11-kit 0.24 writes every purpose when none is given (while saying

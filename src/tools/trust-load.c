@@ -110,17 +110,12 @@ load_stapled(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, size_t *n_out)
 	return x;
 }
 
-/* The contents of an Extension's extnValue (RFC 5280 §4.1). */
+/* The contents of an Extension's extnValue (RFC 5280 §4.1); a value
+ * that is not one Extension (trailing bytes too) changes nothing. */
 static bool
 ext_value(const unsigned char *der, size_t len, pg_span *value)
 {
-	pg_der d, ext;
-
-	pg_der_init(&d, der, len);
-	if (!pg_der_enter(&d, 0x30, &ext) || !pg_der_read(&ext, 0x06, NULL, NULL))
-		return false;
-	pg_der_read_optional(&ext, 0x01, NULL, NULL);
-	return pg_der_read(&ext, 0x04, NULL, value);
+	return pg_ext_parse(der, len, NULL, NULL, value);
 }
 
 /* The purposes in an Extension's extnValue (an extKeyUsage shape). */
@@ -138,7 +133,11 @@ ext_purposes(const unsigned char *der, size_t len, pg_oid_list *out)
 }
 
 /* The stapled extKeyUsage, reject list and subjectKeyIdentifier of a
- * certificate's key (the first of each, as trust modules take them). */
+ * certificate's key (the first of each, as trust modules take them).
+ * A stapled value that is not an Extension, or an extKeyUsage that is
+ * no list of purposes, makes the certificate unreadable; a reject list
+ * that is none, its reject list unreadable (p11-kit leaves such a
+ * certificate out of everything, or out of OpenSSL's formats). */
 static void
 apply_stapled(pg_tcert *c, const stapled_ext *x, size_t n, const unsigned char *spki,
               size_t spki_len)
@@ -151,19 +150,25 @@ apply_stapled(pg_tcert *c, const stapled_ext *x, size_t n, const unsigned char *
 	pg_span v;
 
 	for (size_t i = 0; i < n; i++) {
-		if (x[i].spki == NULL || x[i].oid == NULL || x[i].value == NULL ||
-		    x[i].spki_len != spki_len || memcmp(x[i].spki, spki, spki_len) != 0)
+		if (x[i].spki == NULL || x[i].value == NULL || x[i].spki_len != spki_len ||
+		    memcmp(x[i].spki, spki, spki_len) != 0)
+			continue;
+		if (!ext_value(x[i].value, x[i].value_len, &v)) {
+			c->unreadable = true;
+			continue;
+		}
+		if (x[i].oid == NULL)
 			continue;
 		if (!have_eku && x[i].oid_len == sizeof(eku) && memcmp(x[i].oid, eku, sizeof(eku)) == 0) {
 			have_eku = true;
 			c->restricted = ext_purposes(x[i].value, x[i].value_len, &c->purposes);
+			c->unreadable |= !c->restricted;
 		} else if (!have_rej && x[i].oid_len == sizeof(rej) &&
 		           memcmp(x[i].oid, rej, sizeof(rej)) == 0) {
 			have_rej = true;
-			ext_purposes(x[i].value, x[i].value_len, &c->rejects);
+			c->rejects_unreadable = !ext_purposes(x[i].value, x[i].value_len, &c->rejects);
 		} else if (c->keyid == NULL && x[i].oid_len == sizeof(ski) &&
-		           memcmp(x[i].oid, ski, sizeof(ski)) == 0 &&
-		           ext_value(x[i].value, x[i].value_len, &v) && v.len > 0 &&
+		           memcmp(x[i].oid, ski, sizeof(ski)) == 0 && v.len > 0 &&
 		           (c->keyid = malloc(v.len)) != NULL) {
 			/* OpenSSL's keyid is this value as it is (p11-kit
 			 * does not take the identifier out of its OCTET
@@ -172,6 +177,11 @@ apply_stapled(pg_tcert *c, const stapled_ext *x, size_t n, const unsigned char *
 			c->keyid_len = v.len;
 		}
 	}
+	if (c->unreadable)
+		pg_tool_error("%s: a stapled extension cannot be read: left out", c->label);
+	else if (c->rejects_unreadable)
+		pg_tool_error("%s: its stapled reject list cannot be read: left out of OpenSSL's "
+		              "formats", c->label);
 }
 
 static uint64_t
@@ -446,6 +456,8 @@ pg_trust_selected(const pg_tcert *c, int filter, const p11glue_uri *uri, const c
 	const pg_oid_list *eku;
 	bool ok;
 
+	if (c->unreadable)
+		return false;
 	switch (filter) {
 	case PG_F_ANCHORS:
 		/* Trusted authorities: a trusted certificate of another

@@ -27,6 +27,8 @@ typedef struct {
 	pg_oid_list own_eku;       /* of the certificate's own extKeyUsage */
 	unsigned char *keyid;      /* a stapled subjectKeyIdentifier's extnValue */
 	size_t keyid_len;
+	bool unreadable;           /* a stapled extension or extKeyUsage is unreadable */
+	bool rejects_unreadable;   /* its stapled reject list is unreadable */
 	uint64_t hash;             /* of der, to find copies */
 } pg_tcert;
 
@@ -67,7 +69,9 @@ size_t pg_trust_find_all(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_ATTRIBUTE 
 int pg_trust_load(pg_trust_set *set);
 /* Frees the set and releases the modules. */
 void pg_trust_clear(pg_trust_set *set);
-/* Does cert pass the filter (and the purpose OID, may be NULL)? */
+/* Does cert pass the filter (and the purpose OID, may be NULL)? Never
+ * when a stapled extension of it cannot be read: what it would restrict
+ * is unknown (left out, as by p11-kit). */
 bool pg_trust_selected(const pg_tcert *c, int filter, const p11glue_uri *uri,
                        const char *purpose);
 

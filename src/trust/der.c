@@ -34,6 +34,29 @@ static const unsigned char oid_ku[] = { 0x55, 0x1d, 0x0f };
 static const unsigned char oid_bc[] = { 0x55, 0x1d, 0x13 };
 static const unsigned char oid_eku[] = { 0x55, 0x1d, 0x25 };
 
+bool
+pg_ext_parse(const unsigned char *der, size_t len, pg_span *oid, bool *critical, pg_span *value)
+{
+	pg_der d, ext;
+	pg_span flag = { NULL, 0 }, id, v;
+
+	pg_der_init(&d, der, len);
+	if (!pg_der_enter(&d, 0x30, &ext) || !pg_der_at_end(&d) ||
+	    !pg_der_read(&ext, 0x06, &id, NULL))
+		return false;
+	if (pg_der_read_optional(&ext, 0x01, NULL, &flag) && flag.len != 1)
+		return false;
+	if (!pg_der_read(&ext, 0x04, NULL, &v) || !pg_der_at_end(&ext))
+		return false;
+	if (oid)
+		*oid = id;
+	if (critical)
+		*critical = flag.len == 1 && flag.p[0] != 0;
+	if (value)
+		*value = v;
+	return true;
+}
+
 /* One Extension (RFC 5280 §4.1: extnID, critical DEFAULT FALSE, extnValue). */
 static bool
 parse_extension(pg_der *exts, pg_cert *c)

@@ -151,6 +151,15 @@ typedef struct {
 bool pg_cert_parse(const unsigned char *der, size_t len, pg_cert *cert) PG_MUST_CHECK;
 
 /*
+ * An Extension (RFC 5280 §4.1) that fills exactly len bytes: *oid gets
+ * the extnID element (tag and length included), *critical its flag and
+ * *value the contents of extnValue; any may be NULL. False when der is
+ * not one Extension and nothing else.
+ */
+bool pg_ext_parse(const unsigned char *der, size_t len, pg_span *oid, bool *critical,
+                  pg_span *value) PG_MUST_CHECK;
+
+/*
  * A Time as "YYYYMMDD" (CK_DATE text); false when malformed.
  * UTCTime years 50-99 are 19xx (RFC 5280 §4.1.2.5.1).
  */

@@ -242,6 +242,36 @@ finish_cert(pg_source *src, const section *s, const pg_attr *value)
 	return pg_entry_cert_derive(e) && keep_attrs(e, s);
 }
 
+/* A stapled extension whose value is an Extension (its extnID and the
+ * contents of its extnValue given). */
+static bool
+finish_ext(pg_source *src, const section *s, const pg_attr *value, const pg_attr *spki,
+           pg_span ext_oid, pg_span ext_value)
+{
+	const pg_attr *oid = section_get(s, CKA_OBJECT_ID);
+	pg_entry *e = pg_source_add(src, PG_ENTRY_EXT);
+
+	if (e == NULL)
+		return false;
+	e->ext_value.p = value->value;
+	e->ext_value.len = value->len;
+	e->ext_spki.p = spki->value;
+	e->ext_spki.len = spki->len;
+	e->ext_oid = oid ? (pg_span){ oid->value, oid->len } : ext_oid;
+	e->klass = CKO_X_CERTIFICATE_EXTENSION;
+	set_label(e, s);
+	switch (pg_oid_list_parse(&ext_value, &e->ext_oids)) {
+	case -1:
+		return false;
+	case 1:
+		e->oids_ok = true;
+		break;
+	default:
+		pg_oid_list_clear(&e->ext_oids);
+	}
+	return keep_attrs(e, s);
+}
+
 /* Turns a finished section into an entry; unusable ones are skipped. */
 static bool
 finish(pg_source *src, section *s)
@@ -281,39 +311,19 @@ finish(pg_source *src, section *s)
 			return keep_attrs(e, s);
 		}
 	} else if (klass == CKO_X_CERTIFICATE_EXTENSION) {
-		const pg_attr *oid = section_get(s, CKA_OBJECT_ID);
-		pg_der d, ext;
-		pg_span ext_oid = { NULL, 0 }, ext_value;
+		pg_span ext_oid, ext_value;
 		spki = section_get(s, CKA_PUBLIC_KEY_INFO);
-		pg_der_init(&d, value ? value->value : NULL, value ? value->len : 0);
-		if (value == NULL || spki == NULL || !pg_der_enter(&d, 0x30, &ext) ||
-		    !pg_der_read(&ext, 0x06, &ext_oid, NULL)) {
-			pg_message("%s:%zu: certificate extension without a valid value and public key, "
+		if (value == NULL || spki == NULL) {
+			pg_message("%s:%zu: certificate extension without a value and public key, "
 			           "skipped", src->path, s->line);
 			return true;
 		}
-		pg_der_read_optional(&ext, 0x01, NULL, NULL);
-		if (!pg_der_read(&ext, 0x04, NULL, &ext_value))
-			ext_value.len = 0;
-		if ((e = pg_source_add(src, PG_ENTRY_EXT)) == NULL)
-			return false;
-		e->ext_value.p = value->value;
-		e->ext_value.len = value->len;
-		e->ext_spki.p = spki->value;
-		e->ext_spki.len = spki->len;
-		e->ext_oid = oid ? (pg_span){ oid->value, oid->len } : ext_oid;
-		e->klass = klass;
-		set_label(e, s);
-		switch (pg_oid_list_parse(&ext_value, &e->ext_oids)) {
-		case -1:
-			return false;
-		case 1:
-			e->oids_ok = true;
-			break;
-		default:
-			pg_oid_list_clear(&e->ext_oids);
-		}
-		return keep_attrs(e, s);
+		if (pg_ext_parse(value->value, value->len, &ext_oid, NULL, &ext_value))
+			return finish_ext(src, s, value, spki, ext_oid, ext_value);
+		/* Kept as the file has it, but changing nothing (as with
+		 * p11-kit). */
+		pg_message("%s:%zu: certificate extension whose value is not an Extension "
+		           "changes nothing", src->path, s->line);
 	}
 	if ((e = pg_source_add(src, PG_ENTRY_STORED)) == NULL)
 		return false;

@@ -27,6 +27,7 @@
 #   staple-ku-c.p11-kit  keyUsage digitalSignature only, for root-c
 #   staple-ski-s.p11-kit subjectKeyIdentifier 5e11e5ab1ed5... for root-s (OpenSSL
 #                        extracts write it as the keyid)
+#   bad/*.p11-kit        unusable stapled extensions for root-s, -q, -p, -k
 #   root-d.pem     anchor; distrust-key-d.p11-kit distrusts its public key
 #   leaf-n.pem     a version 3 certificate without basicConstraints
 #   root-r.trusted.pem  TRUSTED CERTIFICATE with a reject and no trust
@@ -163,8 +164,9 @@ rm -rf ca-a ca-a.cnf
 	echo
 	cat root-c.pem
 } > junk-bundle.pem
-# staple CERT OID [--critical] PURPOSE... | --raw HEX: a persistence-format
-# stapled extension for the certificate's public key, on stdout.
+# staple CERT OID [--junk] [--critical] PURPOSE... | --raw HEX: a
+# persistence-format stapled extension for the certificate's public key,
+# on stdout; --junk appends a NULL after the Extension (no Extension then).
 staple() {
 	python3 - "$@" <<'PY'
 import subprocess, sys
@@ -187,6 +189,8 @@ def oid(text):
         out += bytes(enc)
     return tlv(6, out)
 cert, ext_oid, args = sys.argv[1], sys.argv[2], sys.argv[3:]
+junk = bool(args) and args[0] == '--junk'
+args = args[1:] if junk else args
 critical = bool(args) and args[0] == '--critical'
 args = args[1:] if critical else args
 if args and args[0] == '--raw':
@@ -194,6 +198,8 @@ if args and args[0] == '--raw':
 else:
     inner = tlv(0x30, b''.join(oid(p) for p in args))
 ext = tlv(0x30, oid(ext_oid) + (tlv(1, b'\xff') if critical else b'') + tlv(4, inner))
+if junk:
+    ext += b'\x05\x00'
 pub = subprocess.run(['openssl', 'x509', '-in', cert, '-noout', '-pubkey'],
                      capture_output=True, text=True, check=True).stdout
 value = ''.join(chr(c) if c < 128 and (chr(c).isalnum() or chr(c) in '-_.') else '%%%02X' % c for c in ext)
@@ -213,6 +219,14 @@ staple root-p.pem 1.3.6.1.4.1.3319.6.10.1 1.3.6.1.5.5.7.3.4 > staple-reject-p.p1
 staple root-k.pem 2.5.29.19 --raw 3000 > staple-bc-k.p11-kit
 staple root-c.pem 2.5.29.15 --raw 03020780 > staple-ku-c.p11-kit
 staple root-s.pem 2.5.29.14 --raw 04145e11e5ab1ed5ca1ab1e5e11e5ab1ed5ca1ab1e > staple-ski-s.p11-kit
+# Unusable ones (test-stapled.sh, second token): an extKeyUsage without
+# purposes, one that is a SET, a reject list that is a SET, a value that
+# is an Extension followed by more.
+mkdir -p bad
+staple root-s.pem 2.5.29.37 --raw 3000 > bad/staple-eku-none-s.p11-kit
+staple root-q.pem 2.5.29.37 --raw 310406022b06 > bad/staple-eku-set-q.p11-kit
+staple root-p.pem 1.3.6.1.4.1.3319.6.10.1 --raw 310406022b06 > bad/staple-reject-set-p.p11-kit
+staple root-k.pem 2.5.29.37 --junk 1.3.6.1.5.5.7.3.1 > bad/staple-junk-k.p11-kit
 {
 	echo "[p11-kit-object-v1]"
 	echo "class: certificate"

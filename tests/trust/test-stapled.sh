@@ -183,4 +183,69 @@ theirs trust dump >"$tmp/t.txt" 2>/dev/null
 d=$(diff <(blocks "$tmp/o.txt" | grep -v 'label: "Root [DP]"') <(blocks "$tmp/t.txt" | grep -v 'label: "Root [DP]"') | head -4)
 [ -z "$d" ] && ok "trust dump: every object as p11-kit prints it but Root D's and Root P's" ||
 	not_ok "trust dump differs" "$d"
+
+# --- unusable stapled extensions (a second token) ----------------------------
+# Root S: an extKeyUsage without purposes (trusted for none); Root Q: an
+# extKeyUsage that is a SET; Root P: a reject list that is a SET; Root K:
+# an Extension followed by more; Root C: none. The modules ignore all but
+# Root S's; p11-kit's commands leave Root Q and Root K out of everything
+# and Root P out of OpenSSL's formats, and so does p11glue. The one
+# difference (4): the object whose value is no Extension keeps CKA_TOKEN,
+# CKA_PRIVATE and CKA_X_GENERATED, which p11-kit's module leaves out.
+bad=$tmp/bad
+mkdir -p "$bad/anchors" "$tmp/conf-bad/modules"
+cp "$fx/root-s.pem" "$fx/root-q.pem" "$fx/root-p.pem" "$fx/root-k.pem" "$fx/root-c.pem" "$bad/anchors/"
+cp "$fx"/bad/*.p11-kit "$bad/"
+printf 'module: %s\ntrust-policy: yes\nx-init-reserved: paths=%s\n' "$module" "$bad" \
+	>"$tmp/conf-bad/modules/p11glue-trust.module"
+ours_bad() { P11GLUE_CONFIG="$tmp/conf-bad" "$p11glue" "$@"; }
+theirs_bad() { "$here/p11kit-run.sh" "$bad" "$@"; }
+EXT=c84744d800000000
+"$dump" "$module" "paths=$bad" >"$tmp/ob.dump" 2>/dev/null
+"$dump" "$p11kit_trust" "paths=$bad" >"$tmp/tb.dump" 2>/dev/null
+strip_raw() { sed -E "/CKA_CLASS=$EXT /{s/ CKA_(TOKEN|PRIVATE|X_GENERATED)=[0-9a-f]*//g}" "$1"; }
+d=$(diff <(strip_raw "$tmp/ob.dump" | sort) <(strip_raw "$tmp/tb.dump" | sort) | head -4)
+[ -z "$d" ] && ok "unusable staples: objects equal p11-kit's but the attributes of difference 4" ||
+	not_ok "unusable staples: objects differ" "$d"
+raw_ours=$(grep -c "CKA_CLASS=$EXT CKA_TOKEN=01 CKA_PRIVATE=00 CKA_LABEL=737461706c6564 CKA_VALUE=[0-9a-f]*0500 " "$tmp/ob.dump")
+raw_theirs=$(grep -c "CKA_CLASS=$EXT CKA_LABEL=737461706c6564 CKA_VALUE=[0-9a-f]*0500 " "$tmp/tb.dump")
+[ "$raw_ours" = 1 ] && [ "$raw_theirs" = 1 ] &&
+	ok "intended: the object whose value is no Extension has CKA_TOKEN and CKA_PRIVATE (p11-kit: none)" ||
+	not_ok "difference 4" "$raw_ours $raw_theirs"
+if [ "$(obj "$ASSERT" "$S" "$tmp/ob.dump" | wc -l)" = 0 ] &&
+   [ "$(obj "$ASSERT" "$K" "$tmp/ob.dump" | grep -c 'CKA_X_ASSERTION_TYPE=0300')" = 8 ] &&
+   [ "$(obj "$ASSERT" "$Q" "$tmp/ob.dump" | grep -c 'CKA_X_ASSERTION_TYPE=0300')" = 8 ] &&
+   [ "$(obj "$ASSERT" "$P" "$tmp/ob.dump" | grep -c 'CKA_X_ASSERTION_TYPE=0300')" = 8 ]; then
+	ok "unusable staples: the module anchors Root S for nothing, Root K, Q, P for every purpose"
+else not_ok "unusable staples in the module"; fi
+ours_bad trust list >"$tmp/ob.list" 2>"$tmp/ob.err"
+theirs_bad trust list >"$tmp/tb.list" 2>/dev/null
+d=$(diff "$tmp/ob.list" "$tmp/tb.list")
+[ -z "$d" ] && ok "unusable staples: trust list equals p11-kit's" || not_ok "unusable staples: list" "$d"
+if grep -q 'label: Root S' "$tmp/ob.list" && grep -q 'label: Root P' "$tmp/ob.list" &&
+   ! grep -q 'label: Root Q' "$tmp/ob.list" && ! grep -q 'label: Root K' "$tmp/ob.list" &&
+   grep -q 'Root Q: a stapled extension cannot be read' "$tmp/ob.err"; then
+	ok "unusable staples: Root Q and Root K left out of trust list, with a message"
+else not_ok "unusable staples: list contents" "$(cat "$tmp/ob.list" "$tmp/ob.err")"; fi
+mkdir -p "$tmp/ebo" "$tmp/ebt"
+for format in pem-bundle openssl-bundle pem-directory openssl-directory java-cacerts edk2-cacerts; do
+	for args in "" "--purpose=server-auth"; do
+		name="$format ${args:-(defaults)}"
+		out=$(printf '%s' "$format$args" | tr -c 'a-z0-9-' _)
+		# shellcheck disable=SC2086
+		ours_bad trust extract --format=$format $args "$tmp/ebo/$out" 2>/dev/null
+		# shellcheck disable=SC2086
+		theirs_bad trust extract --format=$format $args "$tmp/ebt/$out" 2>/dev/null
+		d=$(diff <("$entries" "$tmp/ebo/$out") <("$entries" "$tmp/ebt/$out"))
+		[ -z "$d" ] && ok "unusable staples: extract $name equals p11-kit's" ||
+			not_ok "unusable staples: extract $name" "$d"
+	done
+done
+if has "$tmp/ebo/pem-bundle" '^Root P' && ! has "$tmp/ebo/openssl-bundle" '^Root P' &&
+   ! has "$tmp/ebo/pem-bundle" '^Root [QK]' && has "$tmp/ebo/pem-bundle" '^Root C' &&
+   ! has "$tmp/ebo/pem-bundle--purpose_server-auth" '^Root S' &&
+   openssl asn1parse -in "$tmp/ebo/openssl-directory/Root_S.pem" 2>/dev/null | tail -2 | head -1 |
+	grep -q 'd=1 *hl=2 l= *0 cons: SEQUENCE'; then
+	ok "unusable staples: Root P out of OpenSSL's formats only; Root S with an empty trust list"
+else not_ok "unusable staples: extract contents"; fi
 finish
