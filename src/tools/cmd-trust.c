@@ -222,6 +222,38 @@ load_token(pg_trust_set *set, CK_FUNCTION_LIST *f, CK_SLOT_ID slot)
 
 static p11glue_registry *trust_registry;
 
+/* Remembers a module whose tokens were read, for `trust check`. */
+static void
+add_module(pg_trust_set *set, CK_FUNCTION_LIST *f, const CK_SLOT_ID *slots, CK_ULONG n,
+           bool policy)
+{
+	pg_tmodule *grown = realloc(set->modules, (set->n_modules + 1) * sizeof(*grown));
+	pg_tmodule *m;
+	CK_INFO info;
+	size_t len;
+
+	if (grown == NULL)
+		return;
+	set->modules = grown;
+	m = &set->modules[set->n_modules];
+	memset(m, 0, sizeof(*m));
+	m->slots = n ? malloc(n * sizeof(*slots)) : NULL;
+	if (n && m->slots == NULL)
+		return;
+	if (n)
+		memcpy(m->slots, slots, n * sizeof(*slots));
+	m->n_slots = n;
+	m->funcs = f;
+	m->trust_policy = policy;
+	if (f->C_GetInfo(&info) == CKR_OK) {
+		memcpy(m->manufacturer, info.manufacturerID, sizeof(info.manufacturerID));
+		for (len = sizeof(info.manufacturerID); len > 0 && m->manufacturer[len - 1] == ' '; len--)
+			;
+		m->manufacturer[len] = 0;
+	}
+	set->n_modules++;
+}
+
 int
 pg_trust_load(pg_trust_set *set)
 {
@@ -251,6 +283,7 @@ pg_trust_load(pg_trust_set *set)
 			if (f->C_GetSlotList(CK_TRUE, slots, &n) != CKR_OK)
 				continue;
 			used++;
+			add_module(set, f, slots, n, pass == 0);
 			for (CK_ULONG i = 0; i < n; i++)
 				load_token(set, f, slots[i]);
 		}
@@ -281,6 +314,9 @@ pg_trust_clear(pg_trust_set *set)
 	for (size_t i = 0; i < set->n_crls; i++)
 		free(set->crls[i].der);
 	free(set->crls);
+	for (size_t i = 0; i < set->n_modules; i++)
+		free(set->modules[i].slots);
+	free(set->modules);
 	memset(set, 0, sizeof(*set));
 	p11glue_registry_free(trust_registry);
 	trust_registry = NULL;
@@ -333,8 +369,8 @@ pg_trust_selected(const pg_tcert *c, int filter, const p11glue_uri *uri, const c
  * Options
  */
 
-static const char *
-purpose_oid(const char *name)
+const char *
+pg_trust_purpose_oid(const char *name)
 {
 	if (strcmp(name, "server-auth") == 0)
 		return "1.3.6.1.5.5.7.3.1";
@@ -383,9 +419,13 @@ trust_usage(FILE *out)
 	        "  extract          Extract certificates and trust\n"
 	        "  anchor           Add, remove, change trust anchors\n"
 	        "  dump             Dump trust objects in internal format\n"
-	        "  check-format     Check the format of persistence files\n\n"
+	        "  check-format     Check the format of persistence files\n"
+	        "  check            Check that OpenSSL, GnuTLS, NSS and Java agree\n\n"
 	        "See 'trust <command> --help' for more information\n");
 }
+
+/* Set while dump prints its help: its default is every certificate. */
+static bool dump_mode;
 
 static void
 filter_help(FILE *out, bool extract)
@@ -397,7 +437,7 @@ filter_help(FILE *out, bool extract)
 	        "                        trust-policy      anchors and blocklist%s\n"
 	        "                        certificates      all certificates\n"
 	        "                        pkcs11:object=xx  a PKCS#11 URI\n",
-	        extract ? "" : " (default)");
+	        extract || dump_mode ? "" : " (default)");
 	if (extract)
 		fprintf(out,
 		        "  --format=<type>     format to extract to\n"
@@ -455,7 +495,7 @@ parse_opts(int argc, char **argv, trust_opts *o, bool extract, void (*help)(FILE
 				return rv;
 			break;
 		case 'p':
-			if ((o->purpose = purpose_oid(optarg)) == NULL) {
+			if ((o->purpose = pg_trust_purpose_oid(optarg)) == NULL) {
 				pg_tool_error("unsupported purpose: %s", optarg);
 				return PG_EXIT_USAGE;
 			}
@@ -800,18 +840,39 @@ cmd_anchor(int argc, char **argv)
 	return rv;
 }
 
+static void
+dump_help(FILE *out)
+{
+	fprintf(out, "usage: trust dump [--filter=<what>]\n\n"
+	             "Prints the certificates of the trust modules in the persistence format\n"
+	             "(all of them without --filter).\n\n");
+	dump_mode = true;
+	filter_help(out, false);
+	dump_mode = false;
+	fprintf(out, "  -v, --verbose       show verbose debug output\n"
+	             "  -q, --quiet         suppress command output\n");
+}
+
 static int
 cmd_dump(int argc, char **argv)
 {
+	trust_opts o = { 0 };
 	pg_trust_set set;
-	int rv;
+	int rv = parse_opts(argc, argv, &o, false, dump_help);
 
-	(void)argc;
-	(void)argv;
+	if (rv >= 0)
+		goto out;
+	rv = PG_EXIT_USAGE;
+	if (optind < argc) {
+		dump_help(stderr);
+		goto out;
+	}
 	if ((rv = pg_trust_load(&set)) != PG_EXIT_OK)
-		return rv;
+		goto out;
 	for (size_t i = 0; i < set.n_certs; i++) {
 		const pg_tcert *c = &set.certs[i];
+		if (!pg_trust_selected(c, o.filter, o.uri, o.purpose))
+			continue;
 		BIO *out = BIO_new_fp(stdout, BIO_NOCLOSE);
 		printf("[p11-kit-object-v1]\nclass: certificate\ncertificate-type: x-509\n");
 		printf("trusted: %s\nx-distrusted: %s\nlabel: \"%s\"\n",
@@ -822,7 +883,9 @@ cmd_dump(int argc, char **argv)
 		printf("\n");
 	}
 	pg_trust_clear(&set);
-	return PG_EXIT_OK;
+out:
+	p11glue_uri_free(o.uri);
+	return rv;
 }
 
 /* check-format FILE...: each must be a valid persistence-format file. */
@@ -831,6 +894,12 @@ cmd_check_format(int argc, char **argv)
 {
 	int rv = PG_EXIT_OK;
 
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("usage: trust check-format <file>...\n\n"
+		       "Checks that each file is valid persistence format (p11-kit-object-v1)\n"
+		       "with at least one object; prints FILE: OK or FILE: FAIL.\n");
+		return PG_EXIT_OK;
+	}
 	if (argc < 2) {
 		pg_tool_error("specify one or more files to check");
 		return PG_EXIT_USAGE;
@@ -850,6 +919,8 @@ static const pg_command trust_commands[] = {
 	{ "anchor", "Add, remove, change trust anchors", cmd_anchor },
 	{ "dump", "Dump trust objects in internal format", cmd_dump },
 	{ "check-format", "Check the format of persistence files", cmd_check_format },
+	{ "check", "Check that OpenSSL, GnuTLS, NSS and Java agree with the trust",
+	  pg_trust_cmd_check },
 };
 
 int
