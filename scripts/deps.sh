@@ -17,6 +17,8 @@ packages=(
 	gnutls-bin libnss3-tools openjdk-17-jdk-headless curl iproute2 util-linux softhsm2
 	# trust: p11-kit for differential tests, real consumers, libcrypto
 	openssl ca-certificates
+	# packaging: dpkg-buildpackage, and CI's install check
+	debhelper dpkg-dev fakeroot build-essential groff-base man-db
 	# remote
 )
 
