@@ -19,6 +19,8 @@ packages=(
 	openssl ca-certificates
 	# remote: sshd for the ssh tests (login, stdio mode, -R forwarding); ip for loopback
 	openssh-server iproute2
+	# packaging: dpkg-buildpackage, and CI's install check
+	debhelper dpkg-dev fakeroot build-essential groff-base man-db
 )
 
 missing=()

@@ -1,10 +1,31 @@
 #!/bin/bash
 # The main job: shows what p11glue does, step by step, on built-in
 # defaults. Nothing outside a temporary directory is touched.
+#
+#   scripts/main-job.sh [BUILD-DIR]   the programs and modules of a build
+#                                     directory (default build/)
+#   scripts/main-job.sh --installed   the installed ones (/usr/bin/p11glue,
+#                                     the modules in /usr/lib/<multiarch>/pkcs11/),
+#                                     as the Debian packages put them
 set -uo pipefail
 
-build=${1:-build}
-p11glue="$build/src/tools/p11glue"
+multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH 2>/dev/null || gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+if [ "${1:-}" = --installed ]; then
+	p11glue=/usr/bin/p11glue
+	modules=/usr/lib/$multiarch/pkcs11
+	proxy=$modules/p11glue-proxy.so
+	store_module=$modules/p11glue-store.so
+	trust_module=$modules/p11glue-trust.so
+else
+	build=${1:-build}
+	p11glue="$build/src/tools/p11glue"
+	proxy="$build/src/proxy/p11glue-proxy.so"
+	store_module="$build/src/store/p11glue-store.so"
+	trust_module=$(realpath "$build/src/trust/p11glue-trust.so")
+fi
+for f in "$p11glue" "$proxy" "$store_module" "$trust_module"; do
+	[ -e "$f" ] || { echo "main job: $f is missing (build first, or install the packages)"; exit 1; }
+done
 work=$(mktemp -d "${TMPDIR:-/tmp}/p11glue-main.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 step=0
@@ -37,7 +58,7 @@ expect_fail() {
 	fi
 }
 
-echo "p11glue main job ($("$p11glue" --version))"
+echo "p11glue main job ($("$p11glue" --version), $p11glue, modules from $(dirname "$store_module"))"
 step "the commands p11glue offers" "$p11glue" --help
 step "a PKCS#11 URI in canonical form" \
 	"$p11glue" uri parse "pkcs11:type=private;object=my%20key;token=Key%20Store?pin-source=file:%2Fhome%2Fme%2Fpin"
@@ -54,7 +75,6 @@ expect_fail "an unknown attribute is refused" \
 
 # The registry: modules registered once, in p11-kit's format, in a
 # private configuration directory (P11GLUE_CONFIG), with a SoftHSM2 token.
-multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 softhsm=/usr/lib/$multiarch/softhsm/libsofthsm2.so
 export P11GLUE_CONFIG="$work/registry"
 export SOFTHSM2_CONF="$work/softhsm2.conf"
@@ -64,7 +84,6 @@ printf 'module: %s\n' "$softhsm" >"$P11GLUE_CONFIG/modules/softhsm2.module"
 printf 'module: opensc-pkcs11.so\n' >"$P11GLUE_CONFIG/modules/opensc.module"
 printf 'module: p11-kit-trust.so\npriority: 1\ntrust-policy: yes\ndisable-in: p11-kit-proxy\n' \
 	>"$P11GLUE_CONFIG/modules/p11-kit-trust.module"
-proxy="$build/src/proxy/p11glue-proxy.so"
 step "a SoftHSM2 token created through the proxy module" \
 	pkcs11-tool --module "$proxy" --init-token --label demo --so-pin 12345678
 step "its user PIN set" \
@@ -82,7 +101,6 @@ step "ssh reads the public key through the proxy (ssh-keygen -D)" ssh-keygen -D 
 
 # The key store: a token in the temporary directory, a key generated on
 # it, and ssh and openssl using that key through p11glue-store.so.
-store_module="$build/src/store/p11glue-store.so"
 store_dir="$work/store"
 (umask 077 && printf '87654321' >"$work/so-pin" && printf '123456' >"$work/pin")
 step "a key store token created in $store_dir (p11glue init-token)" \
@@ -109,7 +127,7 @@ step "plain openssl verifies the signature with the exported public key" \
 
 # Trust: the system's anchors through p11glue-trust.so, and a bundle
 # extracted from them that openssl verify uses.
-printf 'module: %s\ntrust-policy: yes\n' "$(realpath "$build/src/trust/p11glue-trust.so")" \
+printf 'module: %s\ntrust-policy: yes\n' "$trust_module" \
 	>"$P11GLUE_CONFIG/modules/p11glue-trust.module"
 rm -f "$P11GLUE_CONFIG/modules/p11-kit-trust.module"
 step "the system's trust anchors through p11glue-trust.so (first 3)" \
@@ -122,6 +140,8 @@ step "a PEM bundle of the anchors extracted for OpenSSL" \
 first=$(awk '/BEGIN CERT/{p=1} p{print} /END CERT/{exit}' "$work/anchors.pem" >"$work/first.pem"; echo "$work/first.pem")
 step "openssl verify uses the extracted bundle (a root checks against it)" \
 	openssl verify -CAfile "$work/anchors.pem" "$first"
+step "OpenSSL, GnuTLS, NSS and Java agree on every anchor (p11glue trust check)" \
+	"$p11glue" trust check
 # Remote tokens: the token served on a socket (stopped by its PID at the
 # end) and used through p11glue-client.so; then over stdin/stdout, as
 # `ssh host p11glue remote ...` would carry it.

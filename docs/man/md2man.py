@@ -4,6 +4,7 @@ roff (man(7)). One source per page, in docs/man/NAME.SECTION.md:
 
     # NAME(SECTION) -- one-line summary      (first line: the title)
     ## HEADING                               (a section: NAME, SYNOPSIS ...)
+    ### Heading                              (a subsection, e.g. one command)
     paragraph text, with **bold** and *italic* and `code` (shown bold)
     - a bullet item
     `term`                                   (a line alone in backquotes:
@@ -21,10 +22,15 @@ def inline(text):
     # roff treats a leading dot or quote as a request
     text = re.sub(r"^([.'])", r"\\&\1", text)
     text = text.replace('-', '\\-')
-    text = re.sub(r'\*\*(.+?)\*\*', r'\\fB\1\\fR', text)
-    text = re.sub(r'`(.+?)`', r'\\fB\1\\fR', text)
-    text = re.sub(r'(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])', r'\\fI\1\\fR', text)
-    return text
+    # `code` is bold and taken literally: no emphasis inside it
+    parts = re.split(r'(`[^`]+`)', text)
+    for i, part in enumerate(parts):
+        if i % 2:
+            parts[i] = '\\fB' + part[1:-1] + '\\fR'
+        else:
+            part = re.sub(r'\*\*(.+?)\*\*', r'\\fB\1\\fR', part)
+            parts[i] = re.sub(r'(?<![\w*])\*(?!\s)(.+?)(?<!\s)\*(?![\w*])', r'\\fI\1\\fR', part)
+    return ''.join(parts)
 
 
 def convert(lines, version):
@@ -50,7 +56,11 @@ def convert(lines, version):
                 out.pop()
             out.append('.fi\n.RE')
             verbatim = False
-        if line.startswith('## '):
+            if line and not line.startswith('#'):
+                out.append('.PP')
+        if line.startswith('### '):
+            out.append('.SS "%s"' % inline(line[4:]))
+        elif line.startswith('## '):
             out.append('.SH ' + line[3:].upper())
         elif line.startswith('- '):
             out.append('.IP \\(bu 2\n' + inline(line[2:]))
@@ -59,7 +69,7 @@ def convert(lines, version):
         elif re.fullmatch(r'`[^`]+`(, `[^`]+`)*', line):
             out.append('.TP\n' + inline(line))
         elif line == '':
-            if out and not out[-1].startswith(('.SH', '.TP', '.PP')):
+            if out and not out[-1].startswith(('.SH', '.SS', '.TP', '.PP')):
                 out.append('.PP')
         else:
             out.append(inline(line))

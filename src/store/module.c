@@ -11,7 +11,7 @@
  *   max-pin-attempts=N     wrong PINs before a PIN locks, for tokens
  *                          initialised from now on (default 10)
  *   scrypt-log2n=N         scrypt cost N = 2^n for PINs set from now on
- *                          (default 15; 10-22)
+ *                          (default 14; 10-22)
  * Unknown keys are ignored, so a string meant for another module harms
  * nothing; a known key with a bad value is CKR_ARGUMENTS_BAD.
  *

@@ -22,8 +22,8 @@
  * Options
  */
 
-static const char *
-purpose_oid(const char *name)
+const char *
+pg_trust_purpose_oid(const char *name)
 {
 	if (strcmp(name, "server-auth") == 0)
 		return "1.3.6.1.5.5.7.3.1";
@@ -72,7 +72,8 @@ trust_usage(FILE *out)
 	        "  extract          Extract certificates and trust\n"
 	        "  anchor           Add, remove, change trust anchors\n"
 	        "  dump             Dump trust objects in internal format\n"
-	        "  check-format     Check the format of persistence files\n\n"
+	        "  check-format     Check the format of persistence files\n"
+	        "  check            Check that OpenSSL, GnuTLS, NSS and Java agree\n\n"
 	        "See 'trust <command> --help' for more information\n");
 }
 
@@ -144,7 +145,7 @@ parse_opts(int argc, char **argv, trust_opts *o, bool extract, void (*help)(FILE
 				return rv;
 			break;
 		case 'p':
-			if ((o->purpose = purpose_oid(optarg)) == NULL) {
+			if ((o->purpose = pg_trust_purpose_oid(optarg)) == NULL) {
 				pg_tool_error("unsupported purpose: %s", optarg);
 				return PG_EXIT_USAGE;
 			}
@@ -470,6 +471,12 @@ cmd_check_format(int argc, char **argv)
 {
 	int rv = PG_EXIT_OK;
 
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf("usage: trust check-format <file>...\n\n"
+		       "Checks that each file is valid persistence format (p11-kit-object-v1)\n"
+		       "with at least one object; prints FILE: OK or FILE: FAIL.\n");
+		return PG_EXIT_OK;
+	}
 	if (argc < 2) {
 		pg_tool_error("specify one or more files to check");
 		return PG_EXIT_USAGE;
@@ -489,6 +496,8 @@ static const pg_command trust_commands[] = {
 	{ "anchor", "Add, remove, change trust anchors", cmd_anchor },
 	{ "dump", "Dump trust objects in internal format", pg_trust_dump },
 	{ "check-format", "Check the format of persistence files", cmd_check_format },
+	{ "check", "Check that OpenSSL, GnuTLS, NSS and Java agree with the trust",
+	  pg_trust_cmd_check },
 };
 
 int

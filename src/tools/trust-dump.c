@@ -104,12 +104,14 @@ matches(const dump_job *job, const CK_ATTRIBUTE *a, CK_ULONG n)
 }
 
 static void
-dump_token(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, void *data)
+dump_token(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool policy, void *data)
 {
 	dump_job *job = data;
 	CK_SESSION_HANDLE s;
 	CK_OBJECT_HANDLE buf[256];
 	CK_ULONG got;
+
+	(void)policy;
 
 	if (f->C_OpenSession(slot, CKF_SERIAL_SESSION, NULL, NULL, &s) != CKR_OK)
 		return;

@@ -334,7 +334,8 @@ load_token(pg_trust_set *set, cert_index *ix, CK_FUNCTION_LIST *f, CK_SLOT_ID sl
 static p11glue_registry *trust_registry;
 
 int
-pg_trust_each_token(void (*fn)(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, void *data), void *data)
+pg_trust_each_token(void (*fn)(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool policy, void *data),
+                    void *data)
 {
 	size_t used = 0;
 	int rv;
@@ -363,7 +364,7 @@ pg_trust_each_token(void (*fn)(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, void *data)
 				continue;
 			used++;
 			for (CK_ULONG i = 0; i < n; i++)
-				fn(f, slots[i], data);
+				fn(f, slots[i], pass == 0, data);
 		}
 	}
 	if (used == 0) {
@@ -410,10 +411,43 @@ typedef struct {
 	cert_index ix;
 } load_job;
 
+/* Remembers the module of a token that is read, for `trust check`. */
 static void
-load_one(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, void *data)
+add_module(pg_trust_set *set, CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool policy)
+{
+	pg_tmodule *m = set->n_modules ? &set->modules[set->n_modules - 1] : NULL;
+	CK_SLOT_ID *slots;
+	CK_INFO info;
+	size_t len;
+
+	if (m == NULL || m->funcs != f) {
+		m = realloc(set->modules, (set->n_modules + 1) * sizeof(*m));
+		if (m == NULL)
+			return;
+		set->modules = m;
+		m = &set->modules[set->n_modules++];
+		memset(m, 0, sizeof(*m));
+		m->funcs = f;
+		m->trust_policy = policy;
+		if (f->C_GetInfo(&info) == CKR_OK) {
+			memcpy(m->manufacturer, info.manufacturerID, sizeof(info.manufacturerID));
+			for (len = sizeof(info.manufacturerID);
+			     len > 0 && m->manufacturer[len - 1] == ' '; len--)
+				;
+			m->manufacturer[len] = 0;
+		}
+	}
+	if ((slots = realloc(m->slots, (m->n_slots + 1) * sizeof(*slots))) == NULL)
+		return;
+	m->slots = slots;
+	m->slots[m->n_slots++] = slot;
+}
+
+static void
+load_one(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool policy, void *data)
 {
 	load_job *job = data;
+	add_module(job->set, f, slot, policy);
 	load_token(job->set, &job->ix, f, slot);
 }
 
@@ -443,6 +477,9 @@ pg_trust_clear(pg_trust_set *set)
 		pg_oid_list_clear(&c->own_eku);
 	}
 	free(set->certs);
+	for (size_t i = 0; i < set->n_modules; i++)
+		free(set->modules[i].slots);
+	free(set->modules);
 	for (size_t i = 0; i < set->n_crls; i++)
 		free(set->crls[i].der);
 	free(set->crls);

@@ -37,11 +37,22 @@ typedef struct {
 	size_t len;
 } pg_tcrl;
 
+/* A module whose tokens were read, as consumers see it. */
+typedef struct {
+	CK_FUNCTION_LIST *funcs;       /* lent by the registry */
+	CK_SLOT_ID *slots;             /* its present tokens */
+	size_t n_slots;
+	char manufacturer[33];         /* CK_INFO.manufacturerID, blanks removed */
+	bool trust_policy;             /* registered with "trust-policy: yes" */
+} pg_tmodule;
+
 typedef struct {
 	pg_tcert *certs;
 	size_t n_certs;
 	pg_tcrl *crls;
 	size_t n_crls;
+	pg_tmodule *modules;           /* valid until pg_trust_clear */
+	size_t n_modules;
 } pg_trust_set;
 
 /* Filters of list and extract. */
@@ -52,7 +63,7 @@ enum { PG_F_ANCHORS = 1, PG_F_BLOCKLIST = 2, PG_F_POLICY = 3, PG_F_CERTS = 4, PG
  * (else of p11glue-trust.so with its defaults). The modules stay loaded
  * until pg_trust_release (or pg_trust_clear). Returns an exit code.
  */
-int pg_trust_each_token(void (*fn)(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, void *data),
+int pg_trust_each_token(void (*fn)(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool policy, void *data),
                         void *data);
 void pg_trust_release(void);
 /* The first writable token of the modules pg_trust_each_token loaded. */
@@ -84,6 +95,13 @@ int pg_cmd_trust(int argc, char **argv);
 
 /* trust dump [--filter=all|pkcs11:URI] (trust-dump.c). */
 int pg_trust_dump(int argc, char **argv);
+
+/* The dotted OID of a purpose name (server-auth, client-auth, email,
+ * code-signing) or of a dotted OID given as is; NULL if neither. */
+const char *pg_trust_purpose_oid(const char *name);
+
+/* trust check (trust-check.c): every consumer's view against the trust. */
+int pg_trust_cmd_check(int argc, char **argv);
 
 /* Is the file valid persistence format (at least one object)? */
 bool pg_trust_check_persist(const char *path);

@@ -1,0 +1,71 @@
+/*
+ * `p11glue trust check`: how each consumer of the trust decides, read
+ * from the artefacts that consumer reads (trust-consumers.c), and the
+ * comparison with the configured trust (trust-check.c).
+ *
+ * Every consumer answers two questions for one purpose (a dotted OID):
+ * what trust it gives a certificate itself (trust), and whether it knows
+ * an issuer and serial number to be revoked (revoked). The check adds
+ * chain building over known issuers, which is the same for all.
+ */
+#ifndef PG_TOOL_TRUST_CONSUMERS_H
+#define PG_TOOL_TRUST_CONSUMERS_H
+
+#include "trust.h"
+
+#include <openssl/x509.h>
+
+/* A consumer's own trust in one certificate. */
+typedef enum { PG_T_NEUTRAL = 0, PG_T_TRUSTED, PG_T_REJECTED, PG_T_NA } pg_ttrust;
+
+typedef struct pg_consumer pg_consumer;
+
+/* What every consumer's functions may use (owned by the check). */
+typedef struct {
+	const pg_trust_set *set;
+	X509 **x;                      /* set->certs parsed; NULL where not X.509 */
+	const char *purpose;           /* dotted OID */
+	const char *purpose_name;      /* as the user wrote it */
+} pg_check_ctx;
+
+struct pg_consumer {
+	const char *name;
+	/* The consumer's trust in x, and why (one line) in why[size].
+	 * as_issuer: x signs the chain (a CA or self-signed), else x is the
+	 * end-entity certificate. PG_T_NA: the consumer cannot express it. */
+	pg_ttrust (*trust)(pg_consumer *c, const pg_check_ctx *k, X509 *x, bool as_issuer,
+	                   char *why, size_t size);
+	/* 1 revoked, 0 not, -1 cannot express it; why as above. */
+	int (*revoked)(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
+	               const ASN1_INTEGER *serial, char *why, size_t size);
+	/* Can it distrust x while trusting x's issuer? */
+	bool (*can_distrust)(pg_consumer *c, X509 *x, bool as_issuer);
+	/* Adds to out certificates the consumer holds that could issue x. */
+	void (*issuers)(pg_consumer *c, X509 *x, STACK_OF(X509) *out);
+	void (*free)(pg_consumer *c);
+	void *data;
+	char *note;                    /* said once in the report (owned), may be NULL */
+};
+
+/* Consumers; each returns NULL after printing why it could not be set
+ * up. label names the artefact in messages. The strings passed must
+ * outlive the consumer. */
+pg_consumer *pg_consumer_openssl(const char *dir, const char *label);
+pg_consumer *pg_consumer_gnutls(const pg_trust_set *set);
+pg_consumer *pg_consumer_nss(const pg_trust_set *set);
+pg_consumer *pg_consumer_java(const char *keystore, const char *label);
+void pg_consumer_free(pg_consumer *c);
+
+/*
+ * Reads a Java keystore: JKS (its integrity digest checked with the
+ * password) or PKCS#12. Every certificate of a trusted-certificate entry
+ * goes to *certs (a new stack), and its alias to *aliases (same order).
+ * false with a message in err[size] when the file is not a keystore.
+ */
+bool pg_java_keystore_read(const unsigned char *data, size_t len, const char *password,
+                           STACK_OF(X509) **certs, char ***aliases, char *err, size_t size);
+
+/* A one-line name of a certificate: its label, else its subject. */
+void pg_check_cert_name(X509 *x, char *out, size_t size);
+
+#endif /* PG_TOOL_TRUST_CONSUMERS_H */
