@@ -33,6 +33,10 @@ static const pg_command commands[] = {
 	{ "export-pubkey", "Print public keys of a token in OpenSSH or PEM format",
 	  pg_cmd_export_pubkey },
 	{ "delete-object", "Delete the objects a URI selects", pg_cmd_delete_object },
+	{ "certify", "Make a certificate for a token key, signed inside a token",
+	  pg_cmd_certify },
+	{ "request", "Print a PKCS#10 request for a token key, signed inside its token",
+	  pg_cmd_request },
 };
 
 static void

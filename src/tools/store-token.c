@@ -481,9 +481,15 @@ pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
 	p11glue_pin *pin = NULL;
 	const unsigned char *value;
 	size_t len = 0;
+	CK_SESSION_INFO info;
 	int status;
 	CK_RV rv;
 
+	/* Logged in already (a login is per token, and another session of
+	 * this process made it): no PIN to ask for. */
+	if (who == CKU_USER && kt->f->C_GetSessionInfo(kt->session, &info) == CKR_OK &&
+	    (info.state == CKS_RO_USER_FUNCTIONS || info.state == CKS_RW_USER_FUNCTIONS))
+		return PG_EXIT_OK;
 	/* A reader with its own PIN pad asks there. */
 	if (!named && (kt->token.flags & CKF_PROTECTED_AUTHENTICATION_PATH)) {
 		rv = kt->f->C_Login(kt->session, who, NULL, 0);
