@@ -7,6 +7,7 @@
 
 #include "tool.h"
 #include "store-tool.h"
+#include "setup.h"
 
 #include <p11glue/p11glue.h>
 
@@ -37,6 +38,8 @@ static const pg_command commands[] = {
 	  pg_cmd_certify },
 	{ "request", "Print a PKCS#10 request for a token key, signed inside its token",
 	  pg_cmd_request },
+	{ "setup", "Set up other programs (GnuPG ...) to use p11glue's modules", pg_cmd_setup },
+	{ "status", "Show what 'p11glue setup' has set up", pg_cmd_status },
 };
 
 static void
