@@ -186,10 +186,19 @@ token_sign(void *data, const pg_sigalg *alg, const unsigned char *in, size_t in_
 typedef struct {
 	pg_store_opts store;
 	const char *subject;
+	X509_NAME *subject_name;     /* --subject, parsed before any token work */
 	const char *hash;
 	const char *output;
 	pg_buf san;                  /* "TYPE:VALUE,..." from every --san */
 } common_args;
+
+/* --hash names one of the hashes pg_sigalg_choose takes. */
+static bool
+hash_ok(const char *hash)
+{
+	return hash == NULL || strcmp(hash, "sha256") == 0 || strcmp(hash, "sha384") == 0 ||
+	       strcmp(hash, "sha512") == 0;
+}
 
 /* Takes the options certify and request share; true when opt was one. */
 static bool
@@ -238,27 +247,35 @@ common_help(FILE *out)
 	        "  -h, --help     show this help\n");
 }
 
-/* The subject: --subject, else CN=<label>. NULL after printing why. */
+/* --subject parsed; NULL after printing why. */
 static X509_NAME *
-subject_of(const common_args *a, const signer *sg, const char *command)
+parse_subject(const char *text, const char *command)
 {
 	char why[160];
-	X509_NAME *name;
+	X509_NAME *name = pg_x509_name_parse(text, why, sizeof(why));
 
-	if (a->subject == NULL) {
-		name = X509_NAME_new();
-		if (sg->label == NULL || sg->label[0] == 0 || name == NULL ||
-		    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8,
-		                                (const unsigned char *)sg->label, -1, -1, 0)) {
-			X509_NAME_free(name);
-			pg_tool_usage_error(command, "the key has no label: give --subject");
-			return NULL;
-		}
-		return name;
-	}
-	name = pg_x509_name_parse(a->subject, why, sizeof(why));
 	if (name == NULL)
 		pg_tool_usage_error(command, "--subject: %s", why);
+	return name;
+}
+
+/* The subject: a copy of given (--subject), else CN=<the key's label>.
+ * NULL after printing why. */
+static X509_NAME *
+subject_of(X509_NAME *given, const signer *sg, const char *command)
+{
+	X509_NAME *name;
+
+	if (given != NULL)
+		return X509_NAME_dup(given);
+	name = X509_NAME_new();
+	if (sg->label == NULL || sg->label[0] == 0 || name == NULL ||
+	    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)sg->label,
+	                                -1, -1, 0)) {
+		X509_NAME_free(name);
+		pg_tool_usage_error(command, "the key has no label: give --subject");
+		return NULL;
+	}
 	return name;
 }
 
@@ -516,7 +533,7 @@ do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_
 		goto out;
 	}
 	spec.pub = key.pub;
-	spec.subject = subject_of(&a->common, &key, command);
+	spec.subject = subject_of(a->common.subject_name, &key, command);
 	spec.not_before = time(NULL);
 	spec.days = a->days;
 	spec.is_ca = a->is_ca;
@@ -555,6 +572,8 @@ certify_check(const certify_args *a, int argc, char **argv)
 		return pg_tool_usage_error(argv[0], "give either --self-signed or --ca CA-URI");
 	if (argc - optind != 1)
 		return pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI (the key)");
+	if (!hash_ok(a->common.hash))
+		return pg_tool_usage_error(argv[0], "--hash: sha256, sha384 or sha512");
 	return -1;
 }
 
@@ -631,8 +650,14 @@ pg_cmd_certify(int argc, char **argv)
 		pg_tool_error("out of memory");
 		goto out;
 	}
+	if (a.common.subject != NULL &&
+	    (a.common.subject_name = parse_subject(a.common.subject, argv[0])) == NULL) {
+		status = PG_EXIT_USAGE;
+		goto out;
+	}
 	status = do_certify(&a, uri, ca_uri, argv[0]);
 out:
+	X509_NAME_free(a.common.subject_name);
 	p11glue_uri_free(uri);
 	p11glue_uri_free(ca_uri);
 	pg_buf_clear(&a.common.san);
@@ -687,7 +712,7 @@ do_request(const common_args *a, const p11glue_uri *uri, const char *command)
 		pg_tool_error("the key: %s", why);
 		goto out;
 	}
-	subject = subject_of(a, &key, command);
+	subject = subject_of(a->subject_name, &key, command);
 	if (subject == NULL) {
 		status = PG_EXIT_USAGE;
 		goto out;
@@ -733,6 +758,8 @@ pg_cmd_request(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		status = pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI (the key)");
+	else if (!hash_ok(a.hash))
+		status = pg_tool_usage_error(argv[0], "--hash: sha256, sha384 or sha512");
 	else if (!pg_tool_parse_uri(argv[optind], &uri))
 		status = PG_EXIT_FAIL;
 	else if (!names_private_key(uri))
@@ -740,8 +767,11 @@ pg_cmd_request(int argc, char **argv)
 		                             "no type)");
 	else if (a.san.failed)
 		pg_tool_error("out of memory");
+	else if (a.subject != NULL && (a.subject_name = parse_subject(a.subject, argv[0])) == NULL)
+		status = PG_EXIT_USAGE;
 	else
 		status = do_request(&a, uri, argv[0]);
+	X509_NAME_free(a.subject_name);
 	p11glue_uri_free(uri);
 	pg_buf_clear(&a.san);
 	return status;
