@@ -15,6 +15,8 @@ packages=(
 	# store: build dependencies and real clients (tests/interop, bench/run-store.sh)
 	libssl-dev libsqlite3-dev opensc openssh-client openssh-server libengine-pkcs11-openssl
 	gnutls-bin libnss3-tools openjdk-17-jdk-headless curl iproute2 util-linux softhsm2
+	# gnupg: GnuPG with gnupg-pkcs11-scd as the client of the store (tests/interop/test-gnupg.sh)
+	gnupg gpg-agent gpgv gnupg-pkcs11-scd
 	# trust
 	# remote
 )
