@@ -6,7 +6,14 @@ set -uo pipefail
 build=${1:-build}
 p11glue="$build/src/tools/p11glue"
 work=$(mktemp -d "${TMPDIR:-/tmp}/p11glue-main.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+gnupg_pids=()
+# The gpg-agent and scdaemon of the GnuPG steps: stopped with gpgconf and by PID.
+stop_gnupg() {
+	[ -d "$work/gnupg" ] || return 0
+	gpgconf --homedir "$work/gnupg" --kill all >/dev/null 2>&1
+	for pid in "${gnupg_pids[@]}"; do kill "$pid" 2>/dev/null; done
+}
+trap 'stop_gnupg; rm -rf "$work"' EXIT
 step=0
 failed=0
 
@@ -106,6 +113,38 @@ step "openssl signs with the token key through the PKCS#11 engine (openssl dgst 
 	"pkcs11:token=mykeys;object=my-key" 2>/dev/null
 step "plain openssl verifies the signature with the exported public key" \
 	openssl dgst -sha256 -verify "$work/my-key.pem" -signature "$work/document.sig" "$work/document"
+
+# GnuPG: an OpenPGP key whose secret part is a key in the store, used
+# by gpg-agent through gnupg-pkcs11-scd; the signature is checked by gpgv.
+export GNUPGHOME="$work/gnupg"
+export P11GLUE_STORE_DIR="$store_dir"
+gpg_pin=(--pinentry-mode loopback --passphrase-file "$work/pin")
+step "an RSA key for OpenPGP generated on the token (p11glue generate-keypair)" \
+	"$p11glue" generate-keypair --type rsa:2048 --label openpgp "pkcs11:token=mykeys?pin-source=$work/pin"
+step "its certificate, signed inside the token (p11glue certify --self-signed)" \
+	"$p11glue" certify --self-signed --subject "CN=Main Job" "pkcs11:token=mykeys;object=openpgp?pin-source=$work/pin"
+step "GnuPG set up to use the store through gnupg-pkcs11-scd (p11glue setup --gnupg)" \
+	"$p11glue" setup --gnupg --module "$store_module"
+step "gpg-agent learns the key from the token (gpg-connect-agent 'scd learn')" \
+	gpg-connect-agent "scd learn" /bye
+grip=$(sed -n 's/^S KEY-FRIEDNLY \([0-9A-F]*\) .CN=Main Job.*/\1/p' "$work/out")
+gnupg_pids+=($(gpg-connect-agent --no-autostart "getinfo pid" "scd getinfo pid" /bye 2>/dev/null | sed -n 's/^D //p'))
+step "GnuPG sees the token as a card and notes its keys (gpg --card-status)" \
+	gpg --batch --card-status
+printf 'Key-Type: RSA\nKey-Grip: %s\nKey-Usage: sign\nName-Real: Main Job\nName-Email: main@p11glue.example\nExpire-Date: 0\n%%commit\n' \
+	"$grip" >"$work/openpgp-key"
+step "an OpenPGP key made on that key's keygrip (gpg --generate-key, Key-Grip: $grip)" \
+	gpg --batch "${gpg_pin[@]}" --generate-key "$work/openpgp-key"
+gpg --batch --export main@p11glue.example >"$work/openpgp.pub" 2>/dev/null
+step "a document signed by GnuPG with the store key (gpg --detach-sign)" \
+	gpg --batch "${gpg_pin[@]}" --local-user main@p11glue.example --detach-sign \
+	--output "$work/document.gpgsig" "$work/document"
+step "gpgv verifies the GnuPG signature" \
+	sh -c 'gpgv --keyring "$1" "$2" "$3" 2>&1' gpgv "$work/openpgp.pub" "$work/document.gpgsig" "$work/document"
+printf 'changed\n' >>"$work/document"
+expect_fail "gpgv rejects the signature for a changed document" \
+	gpgv --keyring "$work/openpgp.pub" "$work/document.gpgsig" "$work/document"
+stop_gnupg
 
 if [ "$failed" -ne 0 ]; then
 	echo "main job: $failed of $step steps failed"
