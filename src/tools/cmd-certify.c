@@ -427,17 +427,24 @@ ca_certificate(signer *ca)
 	return NULL;
 }
 
-/* The certificates with the key's ID; -1 after an error. */
+/* The certificates with the key's ID, to be replaced; -1 after an error
+ * (or when there are some and replace is false). */
 static long
-existing_certs(signer *sg, CK_OBJECT_HANDLE *found)
+existing_certs(signer *sg, CK_OBJECT_HANDLE *found, bool replace)
 {
 	CK_OBJECT_CLASS cls = CKO_CERTIFICATE;
 	CK_ATTRIBUTE match[2] = {
 		{ CKA_CLASS, &cls, sizeof(cls) },
 		{ CKA_ID, sg->id, sg->id_len },
 	};
+	long n = pg_keytoken_find(&sg->kt, NULL, match, 2, found, MAX_FOUND);
 
-	return pg_keytoken_find(&sg->kt, NULL, match, 2, found, MAX_FOUND);
+	if (n > 0 && !replace) {
+		pg_tool_error("a certificate with the key's ID is on the token already (--replace "
+		              "replaces it)");
+		return -1;
+	}
+	return n;
 }
 
 /* Stores cert with the key's ID, then deletes the n old ones. */
@@ -520,14 +527,9 @@ do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_
 	if (status != PG_EXIT_OK)
 		goto out;
 	status = PG_EXIT_FAIL;
-	n_old = existing_certs(&key, old);
+	n_old = existing_certs(&key, old, a->replace);
 	if (n_old < 0)
 		goto out;
-	if (n_old > 0 && !a->replace) {
-		pg_tool_error("a certificate with the key's ID is on the token already (--replace "
-		              "replaces it)");
-		goto out;
-	}
 	if (!pg_sigalg_choose(ca_uri ? ca.pub : key.pub, a->common.hash, &alg, &why)) {
 		pg_tool_error("%s: %s", ca_uri ? "the CA key" : "the key", why);
 		goto out;
