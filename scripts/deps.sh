@@ -21,6 +21,8 @@ packages=(
 	openssh-server iproute2
 	# packaging: dpkg-buildpackage, and CI's install check
 	debhelper dpkg-dev fakeroot build-essential groff-base man-db
+	# gnupg: GnuPG with gnupg-pkcs11-scd as the client of the store (tests/interop/test-gnupg.sh)
+	gnupg gpg-agent gpgv gnupg-pkcs11-scd
 )
 
 missing=()

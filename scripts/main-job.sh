@@ -16,18 +16,27 @@ if [ "${1:-}" = --installed ]; then
 	proxy=$modules/p11glue-proxy.so
 	store_module=$modules/p11glue-store.so
 	trust_module=$modules/p11glue-trust.so
+	client=$modules/p11glue-client.so
 else
 	build=${1:-build}
 	p11glue="$build/src/tools/p11glue"
 	proxy="$build/src/proxy/p11glue-proxy.so"
 	store_module="$build/src/store/p11glue-store.so"
 	trust_module=$(realpath "$build/src/trust/p11glue-trust.so")
+	client="$build/src/client/p11glue-client.so"
 fi
-for f in "$p11glue" "$proxy" "$store_module" "$trust_module"; do
+for f in "$p11glue" "$proxy" "$store_module" "$trust_module" "$client"; do
 	[ -e "$f" ] || { echo "main job: $f is missing (build first, or install the packages)"; exit 1; }
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/p11glue-main.XXXXXX")
-trap 'rm -rf "$work"' EXIT
+gnupg_pids=()
+# The gpg-agent and scdaemon of the GnuPG steps: stopped with gpgconf and by PID.
+stop_gnupg() {
+	[ -d "$work/gnupg" ] || return 0
+	gpgconf --homedir "$work/gnupg" --kill all >/dev/null 2>&1
+	for pid in "${gnupg_pids[@]}"; do kill "$pid" 2>/dev/null; done
+}
+trap 'stop_gnupg; rm -rf "$work"' EXIT
 step=0
 failed=0
 
@@ -142,23 +151,62 @@ step "openssl verify uses the extracted bundle (a root checks against it)" \
 	openssl verify -CAfile "$work/anchors.pem" "$first"
 step "OpenSSL, GnuTLS, NSS and Java agree on every anchor (p11glue trust check)" \
 	"$p11glue" trust check
-# Remote tokens: the token served on a socket (stopped by its PID at the
-# end) and used through p11glue-client.so; then over stdin/stdout, as
+# GnuPG: an OpenPGP key whose secret part is a key in the store, used
+# by gpg-agent through gnupg-pkcs11-scd; the signature is checked by gpgv.
+export GNUPGHOME="$work/gnupg"
+export P11GLUE_STORE_DIR="$store_dir"
+gpg_pin=(--pinentry-mode loopback --passphrase-file "$work/pin")
+step "an RSA key for OpenPGP generated on the token (p11glue generate-keypair)" \
+	"$p11glue" generate-keypair --type rsa:2048 --label openpgp "pkcs11:token=mykeys?pin-source=$work/pin"
+step "its certificate, signed inside the token (p11glue certify --self-signed)" \
+	"$p11glue" certify --self-signed --subject "CN=Main Job" "pkcs11:token=mykeys;object=openpgp?pin-source=$work/pin"
+step "GnuPG set up to use the store through gnupg-pkcs11-scd (p11glue setup --gnupg)" \
+	"$p11glue" setup --gnupg --module "$store_module"
+step "gpg-agent learns the key from the token (gpg-connect-agent 'scd learn')" \
+	gpg-connect-agent "scd learn" /bye
+grip=$(sed -n 's/^S KEY-FRIEDNLY \([0-9A-F]*\) .CN=Main Job.*/\1/p' "$work/out")
+gnupg_pids+=($(gpg-connect-agent --no-autostart "getinfo pid" "scd getinfo pid" /bye 2>/dev/null | sed -n 's/^D //p'))
+step "GnuPG sees the token as a card and notes its keys (gpg --card-status)" \
+	gpg --batch --card-status
+printf 'Key-Type: RSA\nKey-Grip: %s\nKey-Usage: sign\nName-Real: Main Job\nName-Email: main@p11glue.example\nExpire-Date: 0\n%%commit\n' \
+	"$grip" >"$work/openpgp-key"
+step "an OpenPGP key made on that key's keygrip (gpg --generate-key, Key-Grip: $grip)" \
+	gpg --batch "${gpg_pin[@]}" --generate-key "$work/openpgp-key"
+gpg --batch --export main@p11glue.example >"$work/openpgp.pub" 2>/dev/null
+step "a document signed by GnuPG with the store key (gpg --detach-sign)" \
+	gpg --batch "${gpg_pin[@]}" --local-user main@p11glue.example --detach-sign \
+	--output "$work/document.gpgsig" "$work/document"
+step "gpgv verifies the GnuPG signature" \
+	sh -c 'gpgv --keyring "$1" "$2" "$3" 2>&1' gpgv "$work/openpgp.pub" "$work/document.gpgsig" "$work/document"
+printf 'changed\n' >>"$work/document"
+expect_fail "gpgv rejects the signature for a changed document" \
+	gpgv --keyring "$work/openpgp.pub" "$work/document.gpgsig" "$work/document"
+stop_gnupg
+# Remote tokens: the key store served on a socket (stopped by its PID at
+# the end) and used through p11glue-client.so; then over stdin/stdout, as
 # `ssh host p11glue remote ...` would carry it.
-client="$build/src/client/p11glue-client.so"
-"$p11glue" server --foreground --provider "$softhsm" --socket "$work/p11glue.sock" \
+"$p11glue" server --foreground --provider "$store_module" --socket "$work/p11glue.sock" \
 	>"$work/server.env" 2>"$work/server.err" &
 server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; stop_gnupg; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [ -S "$work/p11glue.sock" ] && break; sleep 0.1; done
-step "the token served on a socket: what to export (p11glue server)" cat "$work/server.env"
+step "the key store served on a socket: what to export (p11glue server)" cat "$work/server.env"
+export P11GLUE_SERVER_ADDRESS="unix:path=$work/p11glue.sock"
 step "the served token through p11glue-client.so (pkcs11-tool -L)" \
-	env P11GLUE_SERVER_ADDRESS="unix:path=$work/p11glue.sock" pkcs11-tool --module "$client" -L
+	pkcs11-tool --module "$client" -L
 step "ssh reads the key from the served token (ssh-keygen -D p11glue-client.so)" \
-	env P11GLUE_SERVER_ADDRESS="unix:path=$work/p11glue.sock" ssh-keygen -D "$client"
+	ssh-keygen -D "$client"
+printf 'a document signed over the socket\n' >"$work/remote-doc"
+step "the served token signs (pkcs11-tool --sign -m ECDSA-SHA256 through the client)" \
+	pkcs11-tool --module "$client" --token-label mykeys --login --pin 123456 \
+	--sign -m ECDSA-SHA256 --signature-format openssl --label my-key \
+	-i "$work/remote-doc" -o "$work/remote-doc.sig"
+step "plain openssl verifies that signature" \
+	openssl dgst -sha256 -verify "$work/my-key.pem" -signature "$work/remote-doc.sig" "$work/remote-doc"
 step "the same token over stdin/stdout (P11GLUE_SERVER_ADDRESS='|p11glue remote ...')" \
-	env P11GLUE_SERVER_ADDRESS="|$p11glue remote $softhsm" \
-	pkcs11-tool --module "$client" --token-label demo --login --pin 1234 -O --type privkey
+	env P11GLUE_SERVER_ADDRESS="|$p11glue remote $store_module" \
+	pkcs11-tool --module "$client" --token-label mykeys --login --pin 123456 -O --type privkey
+unset P11GLUE_SERVER_ADDRESS
 
 if [ "$failed" -ne 0 ]; then
 	echo "main job: $failed of $step steps failed"

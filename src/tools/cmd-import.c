@@ -166,8 +166,8 @@ file_label(const char *path)
 		OPENSSL_free(der_);                                         \
 	} while (0)
 
-static void
-cert_template(pg_tmpl *t, X509 *cert, const char *label, const unsigned char *id, size_t id_len,
+void
+pg_cert_template(pg_tmpl *t, X509 *cert, const char *label, const unsigned char *id, size_t id_len,
               bool leaf)
 {
 	CK_ULONG category = leaf ? CK_CERTIFICATE_CATEGORY_TOKEN_USER
@@ -311,7 +311,7 @@ write_cert(writer *w, X509 *cert, const char *label, const unsigned char *id, si
 	if (label == NULL)
 		label = cn = common_name(cert);
 	pg_tmpl_init(&t);
-	cert_template(&t, cert, label, id, id_len, leaf);
+	pg_cert_template(&t, cert, label, id, id_len, leaf);
 	free(cn);
 	return create(w, &t, "certificate");
 }

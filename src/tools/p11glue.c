@@ -8,6 +8,7 @@
 #include "tool.h"
 #include "trust.h"
 #include "store-tool.h"
+#include "setup.h"
 
 #include <p11glue/p11glue.h>
 
@@ -38,6 +39,12 @@ static const pg_command commands[] = {
 	{ "export-pubkey", "Print public keys of a token in OpenSSH or PEM format",
 	  pg_cmd_export_pubkey },
 	{ "delete-object", "Delete the objects a URI selects", pg_cmd_delete_object },
+	{ "certify", "Make a certificate for a token key, signed inside a token",
+	  pg_cmd_certify },
+	{ "request", "Print a PKCS#10 request for a token key, signed inside its token",
+	  pg_cmd_request },
+	{ "setup", "Set up other programs (GnuPG ...) to use p11glue's modules", pg_cmd_setup },
+	{ "status", "Show what 'p11glue setup' has set up", pg_cmd_status },
 };
 
 static void

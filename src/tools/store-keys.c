@@ -10,6 +10,7 @@
 
 #include "store-tool.h"
 #include "import.h"
+#include "x509-build.h"
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
@@ -119,18 +120,7 @@ pg_tmpl_add_ec_params(pg_tmpl *t, const char *group)
 bool
 pg_key_id(EVP_PKEY *key, unsigned char id[20])
 {
-	X509_PUBKEY *spki = NULL;
-	const unsigned char *bits;
-	unsigned int n = 0;
-	int len;
-	bool ok;
-
-	if (!X509_PUBKEY_set(&spki, key))
-		return false;
-	ok = X509_PUBKEY_get0_param(NULL, &bits, &len, NULL, spki) && len >= 0 &&
-	     EVP_Digest(bits, (size_t)len, id, &n, EVP_sha1(), NULL) && n == 20;
-	X509_PUBKEY_free(spki);
-	return ok;
+	return pg_x509_key_id(key, id);
 }
 
 /* ---------------------------------------------------------------------------

@@ -107,34 +107,6 @@ pg_keytoken_error(const char *what, CK_RV rv)
  * The module
  */
 
-/* p11glue-store.so beside this program in a build tree (src/tools/p11glue
- * and src/store/p11glue-store.so), or NULL. Linux: /proc/self/exe. */
-static char *
-build_tree_module(void)
-{
-	char exe[PATH_MAX], *slash, *path;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	size_t len;
-
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	slash = strrchr(exe, '/');
-	if (slash == NULL)
-		return NULL;
-	*slash = 0;
-	len = strlen(exe) + sizeof("/../store/" STORE_MODULE);
-	path = malloc(len);
-	if (path == NULL)
-		return NULL;
-	snprintf(path, len, "%s/../store/" STORE_MODULE, exe);
-	if (access(path, R_OK) != 0) {
-		free(path);
-		return NULL;
-	}
-	return path;
-}
-
 /* The registered module named name: its file and reserved string. */
 static bool
 registered(const char *name, char **file, char **reserved)
@@ -190,7 +162,7 @@ choose_module(const pg_store_opts *opts, const p11glue_uri *uri, const char **na
 		*name = STORE_NAME;
 		return file;
 	}
-	file = build_tree_module();
+	file = pg_tool_build_tree_file("store/" STORE_MODULE);
 	return file ? file : strdup(P11GLUE_MODULE_DIR "/" STORE_MODULE);
 }
 
@@ -481,9 +453,15 @@ pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
 	p11glue_pin *pin = NULL;
 	const unsigned char *value;
 	size_t len = 0;
+	CK_SESSION_INFO info;
 	int status;
 	CK_RV rv;
 
+	/* Logged in already (a login is per token, and another session of
+	 * this process made it): no PIN to ask for. */
+	if (who == CKU_USER && kt->f->C_GetSessionInfo(kt->session, &info) == CKR_OK &&
+	    (info.state == CKS_RO_USER_FUNCTIONS || info.state == CKS_RW_USER_FUNCTIONS))
+		return PG_EXIT_OK;
 	/* A reader with its own PIN pad asks there. */
 	if (!named && (kt->token.flags & CKF_PROTECTED_AUTHENTICATION_PATH)) {
 		rv = kt->f->C_Login(kt->session, who, NULL, 0);

@@ -192,7 +192,16 @@ bool pg_key_values(EVP_PKEY *key, pg_tmpl *pub, pg_tmpl *priv) PG_MUST_CHECK;
  */
 EVP_PKEY *pg_keytoken_public_key(pg_keytoken *kt, CK_OBJECT_HANDLE obj, const char **why);
 
-/* Commands (cmd-store.c, cmd-keys.c, cmd-import.c). */
+/*
+ * A certificate object's attributes for cert (cmd-import.c): class, type,
+ * on the token, public, category (token user for leaf, else authority or
+ * unspecified), label (may be NULL), ID, subject, issuer, serial number,
+ * value and CKA_PUBLIC_KEY_INFO.
+ */
+void pg_cert_template(pg_tmpl *t, X509 *cert, const char *label, const unsigned char *id,
+                      size_t id_len, bool leaf);
+
+/* Commands (cmd-store.c, cmd-keys.c, cmd-import.c, cmd-certify.c). */
 int pg_cmd_init_token(int argc, char **argv);
 int pg_cmd_init_pin(int argc, char **argv);
 int pg_cmd_set_pin(int argc, char **argv);
@@ -200,5 +209,7 @@ int pg_cmd_generate_keypair(int argc, char **argv);
 int pg_cmd_import(int argc, char **argv);
 int pg_cmd_export_pubkey(int argc, char **argv);
 int pg_cmd_delete_object(int argc, char **argv);
+int pg_cmd_certify(int argc, char **argv);
+int pg_cmd_request(int argc, char **argv);
 
 #endif /* PG_STORE_TOOL_H */

@@ -66,6 +66,13 @@ bool pg_tool_parse_hex(const char *text, unsigned char **out, size_t *len);
  * other byte and '%' as %XX. */
 void pg_tool_json_string(FILE *out, const unsigned char *data, size_t len);
 
+/*
+ * A file of the build tree this program runs from (rel is relative to
+ * src/, as "store/p11glue-store.so"), or NULL when there is none (an
+ * installed program). Linux: /proc/self/exe. free().
+ */
+char *pg_tool_build_tree_file(const char *rel);
+
 /* Commands, one file each. */
 int pg_cmd_uri(int argc, char **argv);
 

@@ -1,0 +1,780 @@
+/*
+ * p11glue certify | request: a certificate (RFC 5280) or a certification
+ * request (RFC 2986) for a key on a token, signed inside a token with
+ * C_Sign: the private key never leaves it. x509-build.c builds and
+ * assembles; this file finds the keys, signs through PKCS#11 and stores
+ * the certificate next to its key.
+ */
+#include "config.h"
+
+#include "store-tool.h"
+#include "x509-build.h"
+
+#include <openssl/pem.h>
+#include <openssl/x509v3.h>
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_FOUND 64
+#define MAX_DAYS 36500u
+
+/* ---------------------------------------------------------------------------
+ * A private key on a token, and signing with it
+ */
+
+typedef struct {
+	pg_keytoken kt;
+	bool loaded;
+	CK_OBJECT_HANDLE key;
+	EVP_PKEY *pub;
+	unsigned char *id;
+	size_t id_len;
+	char *label;
+	bool failed;                 /* a C_Sign call failed (already reported) */
+} signer;
+
+static void
+signer_clear(signer *sg)
+{
+	if (sg->loaded)
+		pg_keytoken_clear(&sg->kt);
+	EVP_PKEY_free(sg->pub);
+	free(sg->id);
+	free(sg->label);
+	memset(sg, 0, sizeof(*sg));
+}
+
+/* Refuses a URI that names something other than a private key. */
+static bool
+names_private_key(const p11glue_uri *uri)
+{
+	size_t len;
+	const unsigned char *type = p11glue_uri_get(uri, P11GLUE_URI_TYPE, &len);
+
+	return type == NULL || (len == 7 && memcmp(type, "private", 7) == 0);
+}
+
+/* The public key of the private key: its CKA_PUBLIC_KEY_INFO or RSA
+ * values, else the public key or certificate with its CKA_ID. */
+static EVP_PKEY *
+key_public(signer *sg)
+{
+	static const CK_OBJECT_CLASS classes[] = { CKO_PUBLIC_KEY, CKO_CERTIFICATE };
+	CK_OBJECT_CLASS cls;
+	CK_ATTRIBUTE match[2] = {
+		{ CKA_CLASS, &cls, sizeof(cls) },
+		{ CKA_ID, sg->id, sg->id_len },
+	};
+	CK_OBJECT_HANDLE found;
+	const char *why;
+	EVP_PKEY *pub = pg_keytoken_public_key(&sg->kt, sg->key, &why);
+
+	for (size_t i = 0; pub == NULL && sg->id_len > 0 && i < PG_N_ELEMENTS(classes); i++) {
+		cls = classes[i];
+		if (pg_keytoken_find(&sg->kt, NULL, match, 2, &found, 1) == 1)
+			pub = pg_keytoken_public_key(&sg->kt, found, &why);
+	}
+	return pub;
+}
+
+/* Lists the keys a URI matches when it must match one. */
+static void
+too_many(signer *sg, const CK_OBJECT_HANDLE *found, long n)
+{
+	char *text;
+
+	pg_tool_error("%ld private keys match the URI; name one (object=LABEL or id=...):", n);
+	for (long i = 0; i < n; i++) {
+		text = pg_keytoken_object_uri(&sg->kt, found[i]);
+		fprintf(stderr, "  %s\n", text ? text : "?");
+		free(text);
+	}
+}
+
+/*
+ * Loads the module, logs in to the token the URI names and finds its one
+ * private key. rw: a read-write session (to store a certificate).
+ */
+static int
+signer_open(signer *sg, const pg_store_opts *opts, const p11glue_uri *uri, bool rw)
+{
+	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
+	CK_ATTRIBUTE want = { CKA_CLASS, &cls, sizeof(cls) };
+	CK_OBJECT_HANDLE found[MAX_FOUND];
+	size_t len;
+	long n;
+	int status = pg_keytoken_load(&sg->kt, opts, uri);
+
+	sg->loaded = status == PG_EXIT_OK;
+	if (status != PG_EXIT_OK || (status = pg_keytoken_select(&sg->kt, uri, 0)) != PG_EXIT_OK ||
+	    (status = pg_keytoken_open(&sg->kt, rw)) != PG_EXIT_OK ||
+	    (status = pg_keytoken_login(&sg->kt, CKU_USER, uri, NULL)) != PG_EXIT_OK)
+		return status;
+	n = pg_keytoken_find(&sg->kt, uri, &want, 1, found, MAX_FOUND);
+	if (n <= 0) {
+		if (n == 0)
+			pg_tool_error("no private key matches the URI on token '%s'",
+			              pg_keytoken_label(&sg->kt));
+		return PG_EXIT_FAIL;
+	}
+	if (n > 1) {
+		too_many(sg, found, n);
+		return PG_EXIT_FAIL;
+	}
+	sg->key = found[0];
+	sg->id = pg_keytoken_get(&sg->kt, sg->key, CKA_ID, &sg->id_len);
+	sg->label = (char *)pg_keytoken_get(&sg->kt, sg->key, CKA_LABEL, &len);
+	if (sg->id == NULL || sg->id_len == 0) {
+		pg_tool_error("the private key has no CKA_ID, which its certificate would share");
+		return PG_EXIT_FAIL;
+	}
+	sg->pub = key_public(sg);
+	if (sg->pub == NULL) {
+		pg_tool_error("the public key of the private key is not on the token (no "
+		              "CKA_PUBLIC_KEY_INFO, public key or certificate with its ID)");
+		return PG_EXIT_FAIL;
+	}
+	return PG_EXIT_OK;
+}
+
+/* pg_sign_func: C_Sign with the key, a size query first (PKCS#11 §5.2). */
+static bool
+token_sign(void *data, const pg_sigalg *alg, const unsigned char *in, size_t in_len,
+           unsigned char **out, size_t *out_len)
+{
+	signer *sg = data;
+	CK_EDDSA_PARAMS ed448 = { CK_FALSE, 0, NULL };
+	CK_MECHANISM mech = { alg->mech, NULL, 0 };
+	CK_ULONG len = 0;
+	unsigned char *sig = NULL;
+	CK_RV rv;
+
+	/* Ed448 signs with parameters: pure Ed448, no context (2.3.14). */
+	if (alg->ed448) {
+		mech.pParameter = &ed448;
+		mech.ulParameterLen = sizeof(ed448);
+	}
+	rv = sg->kt.f->C_SignInit(sg->kt.session, &mech, sg->key);
+	if (rv == CKR_OK)
+		rv = sg->kt.f->C_Sign(sg->kt.session, (CK_BYTE_PTR)in, in_len, NULL, &len);
+	if (rv == CKR_OK && (len == 0 || len > 4096 || (sig = malloc(len)) == NULL))
+		rv = CKR_HOST_MEMORY;
+	if (rv == CKR_OK)
+		rv = sg->kt.f->C_Sign(sg->kt.session, (CK_BYTE_PTR)in, in_len, sig, &len);
+	if (rv != CKR_OK) {
+		free(sig);
+		pg_keytoken_error(alg->mech == CKM_RSA_PKCS ? "C_Sign (CKM_RSA_PKCS)"
+		                  : alg->mech == CKM_ECDSA  ? "C_Sign (CKM_ECDSA)"
+		                                            : "C_Sign (CKM_EDDSA)", rv);
+		sg->failed = true;
+		return false;
+	}
+	*out = sig;
+	*out_len = len;
+	return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * Options both commands take
+ */
+
+typedef struct {
+	pg_store_opts store;
+	const char *subject;
+	X509_NAME *subject_name;     /* --subject, parsed before any token work */
+	const char *hash;
+	const char *output;
+	pg_buf san;                  /* "TYPE:VALUE,..." from every --san */
+} common_args;
+
+/* --hash names one of the hashes pg_sigalg_choose takes. */
+static bool
+hash_ok(const char *hash)
+{
+	return hash == NULL || strcmp(hash, "sha256") == 0 || strcmp(hash, "sha384") == 0 ||
+	       strcmp(hash, "sha512") == 0;
+}
+
+/* Takes the options certify and request share; true when opt was one. */
+static bool
+common_take(common_args *a, int opt, const char *arg)
+{
+	if (pg_store_opts_take(&a->store, opt, arg))
+		return true;
+	switch (opt) {
+	case 's':
+		a->subject = arg;
+		return true;
+	case 'H':
+		a->hash = arg;
+		return true;
+	case 'o':
+		a->output = arg;
+		return true;
+	case 'a':
+		pg_buf_printf(&a->san, "%s%s", a->san.len ? "," : "", arg);
+		return true;
+	default:
+		return false;
+	}
+}
+
+#define COMMON_LONG_OPTIONS \
+	{ "subject", required_argument, NULL, 's' }, \
+	{ "hash", required_argument, NULL, 'H' }, \
+	{ "output", required_argument, NULL, 'o' }, \
+	{ "san", required_argument, NULL, 'a' }, \
+	{ "help", no_argument, NULL, 'h' }, \
+	PG_STORE_LONG_OPTIONS
+
+static void
+common_help(FILE *out)
+{
+	fprintf(out,
+	        "  --subject DN   the subject, as \"CN=Alice,O=Example\" (RFC 4514, the most\n"
+	        "                 specific part first) or \"/O=Example/CN=Alice\" (OpenSSL's\n"
+	        "                 order); default: CN= the key's label\n"
+	        "  --san NAME     a subjectAltName: DNS:host, email:addr, IP:address or\n"
+	        "                 URI:uri; repeat for more\n"
+	        "  --hash H       sha256, sha384 or sha512 (RSA and ECDSA); default: sha256\n"
+	        "                 for RSA and P-256, sha384 for P-384, sha512 for P-521\n"
+	        "  --output FILE  write the PEM text to FILE ('-': standard output)\n"
+	        "  -h, --help     show this help\n");
+}
+
+/* --subject parsed; NULL after printing why. */
+static X509_NAME *
+parse_subject(const char *text, const char *command)
+{
+	char why[160];
+	X509_NAME *name = pg_x509_name_parse(text, why, sizeof(why));
+
+	if (name == NULL)
+		pg_tool_usage_error(command, "--subject: %s", why);
+	return name;
+}
+
+/* The subject: a copy of given (--subject), else CN=<the key's label>.
+ * NULL after printing why. */
+static X509_NAME *
+subject_of(X509_NAME *given, const signer *sg, const char *command)
+{
+	X509_NAME *name;
+
+	if (given != NULL)
+		return X509_NAME_dup(given);
+	name = X509_NAME_new();
+	if (sg->label == NULL || sg->label[0] == 0 || name == NULL ||
+	    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)sg->label,
+	                                -1, -1, 0)) {
+		X509_NAME_free(name);
+		pg_tool_usage_error(command, "the key has no label: give --subject");
+		return NULL;
+	}
+	return name;
+}
+
+/* Writes PEM with write() to --output (or standard output for "-"). */
+static bool
+write_pem(const char *path, int (*write)(FILE *, const void *), const void *obj)
+{
+	FILE *out = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+	bool ok;
+
+	if (out == NULL) {
+		pg_tool_error("%s: %s", path, strerror(errno));
+		return false;
+	}
+	ok = write(out, obj) == 1;
+	if (out != stdout)
+		ok = fclose(out) == 0 && ok;
+	else
+		ok = fflush(out) == 0 && ok;
+	if (!ok)
+		pg_tool_error("%s: cannot write", path);
+	return ok;
+}
+
+static int
+write_x509(FILE *out, const void *x)
+{
+	return PEM_write_X509(out, (X509 *)x);
+}
+
+static int
+write_req(FILE *out, const void *req)
+{
+	return PEM_write_X509_REQ(out, (X509_REQ *)req);
+}
+
+/* Parses --days: 1 to MAX_DAYS. */
+static bool
+parse_days(const char *text, unsigned *days)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || *end != 0 || errno != 0 || v == 0 || v > MAX_DAYS)
+		return false;
+	*days = (unsigned)v;
+	return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * certify
+ */
+
+static void
+certify_usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: p11glue certify (--self-signed | --ca CA-URI) [--subject DN]\n"
+	        "                       [--days N] [--is-ca] [--san NAME]... [--hash H]\n"
+	        "                       [--label LABEL] [--replace] [--output FILE]\n"
+	        "                       [--module PATH] [--store DIR] URI\n"
+	        "\n"
+	        "Makes an X.509 certificate (RFC 5280) for the private key the URI\n"
+	        "names and stores it on the key's token with the key's CKA_ID, where\n"
+	        "applications that pair keys with certificates by ID find it (GnuPG's\n"
+	        "gnupg-pkcs11-scd, NSS, Java, OpenSSL's engine). The signature is made\n"
+	        "inside a token with C_Sign (CKM_RSA_PKCS, CKM_ECDSA or CKM_EDDSA): no\n"
+	        "private key leaves its token. Prints the URI of the new certificate.\n"
+	        "\n"
+	        "With --self-signed the key signs its own certificate: issuer and\n"
+	        "subject are the same. With --ca CA-URI the private key CA-URI names\n"
+	        "signs it; that key's own certificate (same CKA_ID, on its token) must\n"
+	        "be a CA certificate (made with --is-ca, for instance) and gives the\n"
+	        "issuer name. CA-URI may name another token, of the same module unless\n"
+	        "it has module-path= or module-name=; its PIN comes from its own\n"
+	        "pin-value or pin-source, else a prompt (unless that token is the\n"
+	        "key's, already logged in).\n"
+	        "\n"
+	        "The certificate: version 3, a random 16-byte serial number, valid from\n"
+	        "now for N days, with basicConstraints and keyUsage (critical),\n"
+	        "subjectKeyIdentifier (SHA-1 of the public key, RFC 5280 4.2.1.2),\n"
+	        "authorityKeyIdentifier and, with --san, subjectAltName. Key types:\n"
+	        "RSA (sha256WithRSAEncryption ...), EC P-256, P-384, P-521 (ECDSA),\n"
+	        "Ed25519 and Ed448.\n"
+	        "\n"
+	        "Options:\n"
+	        "  --self-signed  sign with the key itself\n"
+	        "  --ca CA-URI    sign with the CA key CA-URI names\n"
+	        "  --days N       days of validity, 1 to %u; default 365\n"
+	        "  --is-ca        a CA certificate: basicConstraints CA:TRUE and keyUsage\n"
+	        "                 keyCertSign, cRLSign (default: an end-entity certificate\n"
+	        "                 with digitalSignature, and keyEncipherment for RSA)\n"
+	        "  --label LABEL  the certificate's label (default: the key's)\n"
+	        "  --replace      delete the certificates with the key's ID that are on\n"
+	        "                 the token (without it, such a certificate is an error)\n",
+	        MAX_DAYS);
+	common_help(out);
+	fprintf(out, "\n");
+	pg_store_help_common(out);
+	fprintf(out,
+	        "\n"
+	        "Examples:\n"
+	        "  p11glue certify --self-signed --subject 'CN=Alice,O=Example' --days 730 \\\n"
+	        "      'pkcs11:token=mykeys;object=gpg'\n"
+	        "  p11glue certify --self-signed --is-ca --subject 'CN=My CA' 'pkcs11:token=ca;object=ca'\n"
+	        "  p11glue certify --ca 'pkcs11:token=ca;object=ca' --san DNS:host.example \\\n"
+	        "      --subject CN=host.example 'pkcs11:token=mykeys;object=tls'\n");
+}
+
+typedef struct {
+	common_args common;
+	const char *ca_uri;
+	bool self_signed, is_ca, replace;
+	unsigned days;
+	const char *label;
+} certify_args;
+
+/* The CA's certificate on its token (same CKA_ID as its key), checked. */
+static X509 *
+ca_certificate(signer *ca)
+{
+	CK_OBJECT_CLASS cls = CKO_CERTIFICATE;
+	CK_ATTRIBUTE match[2] = {
+		{ CKA_CLASS, &cls, sizeof(cls) },
+		{ CKA_ID, ca->id, ca->id_len },
+	};
+	CK_OBJECT_HANDLE found[MAX_FOUND];
+	long n = pg_keytoken_find(&ca->kt, NULL, match, 2, found, MAX_FOUND);
+	unsigned char *der;
+	const unsigned char *p;
+	size_t len;
+	X509 *cert;
+
+	for (long i = 0; i < n; i++) {
+		der = pg_keytoken_get(&ca->kt, found[i], CKA_VALUE, &len);
+		p = der;
+		cert = der ? d2i_X509(NULL, &p, (long)len) : NULL;
+		free(der);
+		if (cert != NULL && X509_check_ca(cert) > 0 &&
+		    EVP_PKEY_eq(X509_get0_pubkey(cert), ca->pub) == 1)
+			return cert;
+		X509_free(cert);
+	}
+	if (n >= 0)
+		pg_tool_error("the CA key has no CA certificate with its ID on its token (make one "
+		              "with 'p11glue certify --self-signed --is-ca')");
+	return NULL;
+}
+
+/* The certificates with the key's ID, to be replaced; -1 after an error
+ * (or when there are some and replace is false). */
+static long
+existing_certs(signer *sg, CK_OBJECT_HANDLE *found, bool replace)
+{
+	CK_OBJECT_CLASS cls = CKO_CERTIFICATE;
+	CK_ATTRIBUTE match[2] = {
+		{ CKA_CLASS, &cls, sizeof(cls) },
+		{ CKA_ID, sg->id, sg->id_len },
+	};
+	long n = pg_keytoken_find(&sg->kt, NULL, match, 2, found, MAX_FOUND);
+
+	if (n > 0 && !replace) {
+		pg_tool_error("a certificate with the key's ID is on the token already (--replace "
+		              "replaces it)");
+		return -1;
+	}
+	return n;
+}
+
+/* Stores cert with the key's ID, then deletes the n old ones. */
+static int
+store_cert(signer *sg, X509 *cert, const char *label, const CK_OBJECT_HANDLE *old, long n)
+{
+	CK_OBJECT_HANDLE obj;
+	pg_tmpl t;
+	char *text;
+	CK_RV rv;
+
+	pg_tmpl_init(&t);
+	pg_cert_template(&t, cert, label, sg->id, sg->id_len, true);
+	rv = t.failed ? CKR_HOST_MEMORY : sg->kt.f->C_CreateObject(sg->kt.session, t.items, t.n, &obj);
+	pg_tmpl_clear(&t);
+	if (rv != CKR_OK) {
+		pg_keytoken_error("storing the certificate (C_CreateObject)", rv);
+		return PG_EXIT_FAIL;
+	}
+	for (long i = 0; i < n; i++) {
+		text = pg_keytoken_object_uri(&sg->kt, old[i]);
+		rv = sg->kt.f->C_DestroyObject(sg->kt.session, old[i]);
+		if (rv == CKR_OK)
+			printf("replaced: %s\n", text ? text : "a certificate");
+		else
+			pg_keytoken_error("deleting the old certificate", rv);
+		free(text);
+	}
+	text = pg_keytoken_object_uri(&sg->kt, obj);
+	printf("certificate: %s\n", text ? text : "?");
+	free(text);
+	return PG_EXIT_OK;
+}
+
+/* The issuer side of spec, from the CA signer (or none: self-signed). */
+static int
+set_issuer(pg_cert_spec *spec, signer *ca, X509 **ca_cert, unsigned char key_id[20])
+{
+	const ASN1_OCTET_STRING *skid;
+
+	if (ca == NULL) {
+		spec->issuer = spec->subject;
+		return PG_EXIT_OK;
+	}
+	*ca_cert = ca_certificate(ca);
+	if (*ca_cert == NULL)
+		return PG_EXIT_FAIL;
+	spec->issuer = X509_get_subject_name(*ca_cert);
+	spec->issuer_pub = ca->pub;
+	/* RFC 5280 4.2.1.1: the issuer's subjectKeyIdentifier, when it has one. */
+	skid = X509_get0_subject_key_id(*ca_cert);
+	if (skid != NULL) {
+		spec->issuer_key_id = ASN1_STRING_get0_data(skid);
+		spec->issuer_key_id_len = (size_t)ASN1_STRING_length(skid);
+	} else if (pg_x509_key_id(ca->pub, key_id)) {
+		spec->issuer_key_id = key_id;
+		spec->issuer_key_id_len = 20;
+	}
+	return PG_EXIT_OK;
+}
+
+static int
+do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_uri,
+           const char *command)
+{
+	signer key = { 0 }, ca = { 0 };
+	CK_OBJECT_HANDLE old[MAX_FOUND];
+	pg_cert_spec spec = { 0 };
+	X509 *ca_cert = NULL, *cert = NULL;
+	unsigned char ca_key_id[20];
+	pg_sigalg alg;
+	const char *why;
+	char reason[200];
+	long n_old = 0;
+	int status;
+
+	status = signer_open(&key, &a->common.store, uri, true);
+	if (status == PG_EXIT_OK && ca_uri != NULL)
+		status = signer_open(&ca, &a->common.store, ca_uri, false);
+	if (status != PG_EXIT_OK)
+		goto out;
+	status = PG_EXIT_FAIL;
+	n_old = existing_certs(&key, old, a->replace);
+	if (n_old < 0)
+		goto out;
+	if (!pg_sigalg_choose(ca_uri ? ca.pub : key.pub, a->common.hash, &alg, &why)) {
+		pg_tool_error("%s: %s", ca_uri ? "the CA key" : "the key", why);
+		goto out;
+	}
+	spec.pub = key.pub;
+	spec.subject = subject_of(a->common.subject_name, &key, command);
+	spec.not_before = time(NULL);
+	spec.days = a->days;
+	spec.is_ca = a->is_ca;
+	spec.san = a->common.san.len ? (const char *)a->common.san.data : NULL;
+	if (spec.subject == NULL) {
+		status = PG_EXIT_USAGE;
+		goto out;
+	}
+	if (set_issuer(&spec, ca_uri ? &ca : NULL, &ca_cert, ca_key_id) != PG_EXIT_OK)
+		goto out;
+	cert = pg_x509_make_cert(&spec, &alg, token_sign, ca_uri ? &ca : &key, reason,
+	                         sizeof(reason));
+	if (cert == NULL) {
+		if (!key.failed && !ca.failed)
+			pg_tool_error("cannot make the certificate: %s", reason);
+		goto out;
+	}
+	status = store_cert(&key, cert, a->label ? a->label : key.label, old, n_old);
+	if (status == PG_EXIT_OK && a->common.output != NULL &&
+	    !write_pem(a->common.output, write_x509, cert))
+		status = PG_EXIT_FAIL;
+out:
+	X509_NAME_free(spec.subject);
+	X509_free(cert);
+	X509_free(ca_cert);
+	signer_clear(&ca);
+	signer_clear(&key);
+	return status;
+}
+
+/* Checks the parsed options; returns -1 when they are fine. */
+static int
+certify_check(const certify_args *a, int argc, char **argv)
+{
+	if (a->self_signed == (a->ca_uri != NULL))
+		return pg_tool_usage_error(argv[0], "give either --self-signed or --ca CA-URI");
+	if (argc - optind != 1)
+		return pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI (the key)");
+	if (!hash_ok(a->common.hash))
+		return pg_tool_usage_error(argv[0], "--hash: sha256, sha384 or sha512");
+	return -1;
+}
+
+static int
+certify_parse(certify_args *a, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{ "self-signed", no_argument, NULL, 'x' },
+		{ "ca", required_argument, NULL, 'c' },
+		{ "days", required_argument, NULL, 'd' },
+		{ "is-ca", no_argument, NULL, 'A' },
+		{ "label", required_argument, NULL, 'l' },
+		{ "replace", no_argument, NULL, 'R' },
+		COMMON_LONG_OPTIONS,
+		{ NULL, 0, NULL, 0 }
+	};
+	int opt;
+
+	pg_tool_getopt_reset();
+	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		if (common_take(&a->common, opt, optarg))
+			continue;
+		switch (opt) {
+		case 'x':
+			a->self_signed = true;
+			break;
+		case 'c':
+			a->ca_uri = optarg;
+			break;
+		case 'd':
+			if (!parse_days(optarg, &a->days))
+				return pg_tool_usage_error(argv[0], "--days: a number from 1 to %u", MAX_DAYS);
+			break;
+		case 'A':
+			a->is_ca = true;
+			break;
+		case 'l':
+			a->label = optarg;
+			break;
+		case 'R':
+			a->replace = true;
+			break;
+		case 'h':
+			certify_usage(stdout);
+			return PG_EXIT_OK;
+		default:
+			return pg_tool_option_error(argv[0], opt, argv);
+		}
+	}
+	return certify_check(a, argc, argv);
+}
+
+int
+pg_cmd_certify(int argc, char **argv)
+{
+	certify_args a = { .days = 365 };
+	p11glue_uri *uri = NULL, *ca_uri = NULL;
+	int status;
+
+	pg_buf_init(&a.common.san);
+	status = certify_parse(&a, argc, argv);
+	if (status != -1)
+		goto out;
+	status = PG_EXIT_FAIL;
+	if (!pg_tool_parse_uri(argv[optind], &uri) ||
+	    (a.ca_uri != NULL && !pg_tool_parse_uri(a.ca_uri, &ca_uri)))
+		goto out;
+	if (!names_private_key(uri) || (ca_uri != NULL && !names_private_key(ca_uri))) {
+		status = pg_tool_usage_error(argv[0], "the URIs name private keys (type=private, or "
+		                             "no type)");
+		goto out;
+	}
+	if (a.common.san.failed) {
+		pg_tool_error("out of memory");
+		goto out;
+	}
+	if (a.common.subject != NULL &&
+	    (a.common.subject_name = parse_subject(a.common.subject, argv[0])) == NULL) {
+		status = PG_EXIT_USAGE;
+		goto out;
+	}
+	status = do_certify(&a, uri, ca_uri, argv[0]);
+out:
+	X509_NAME_free(a.common.subject_name);
+	p11glue_uri_free(uri);
+	p11glue_uri_free(ca_uri);
+	pg_buf_clear(&a.common.san);
+	return status;
+}
+
+/* ---------------------------------------------------------------------------
+ * request
+ */
+
+static void
+request_usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: p11glue request [--subject DN] [--san NAME]... [--hash H]\n"
+	        "                       [--output FILE] [--module PATH] [--store DIR] URI\n"
+	        "\n"
+	        "Prints a PKCS#10 certification request (RFC 2986, PEM \"CERTIFICATE\n"
+	        "REQUEST\") for the private key the URI names, signed inside its token\n"
+	        "with C_Sign, for a certification authority to sign. Names given with\n"
+	        "--san go in an extensionRequest attribute. Once the CA answers, put its\n"
+	        "certificate next to the key with 'p11glue import CERT URI' (it finds\n"
+	        "the key's ID by itself).\n"
+	        "\n"
+	        "Options:\n");
+	common_help(out);
+	fprintf(out, "\n");
+	pg_store_help_common(out);
+	fprintf(out,
+	        "\n"
+	        "Example:\n"
+	        "  p11glue request --subject 'CN=host.example' --san DNS:host.example \\\n"
+	        "      'pkcs11:token=mykeys;object=tls' > host.csr\n"
+	        "  openssl req -in host.csr -noout -verify\n");
+}
+
+static int
+do_request(const common_args *a, const p11glue_uri *uri, const char *command)
+{
+	signer key = { 0 };
+	X509_NAME *subject = NULL;
+	X509_REQ *req = NULL;
+	pg_sigalg alg;
+	const char *why;
+	char reason[200];
+	int status = signer_open(&key, &a->store, uri, false);
+
+	if (status != PG_EXIT_OK)
+		goto out;
+	status = PG_EXIT_FAIL;
+	if (!pg_sigalg_choose(key.pub, a->hash, &alg, &why)) {
+		pg_tool_error("the key: %s", why);
+		goto out;
+	}
+	subject = subject_of(a->subject_name, &key, command);
+	if (subject == NULL) {
+		status = PG_EXIT_USAGE;
+		goto out;
+	}
+	req = pg_x509_make_req(subject, key.pub, a->san.len ? (const char *)a->san.data : NULL,
+	                       &alg, token_sign, &key, reason, sizeof(reason));
+	if (req == NULL) {
+		if (!key.failed)
+			pg_tool_error("cannot make the request: %s", reason);
+		goto out;
+	}
+	if (write_pem(a->output ? a->output : "-", write_req, req))
+		status = PG_EXIT_OK;
+out:
+	X509_NAME_free(subject);
+	X509_REQ_free(req);
+	signer_clear(&key);
+	return status;
+}
+
+int
+pg_cmd_request(int argc, char **argv)
+{
+	static const struct option options[] = {
+		COMMON_LONG_OPTIONS,
+		{ NULL, 0, NULL, 0 }
+	};
+	common_args a = { 0 };
+	p11glue_uri *uri = NULL;
+	int opt, status = PG_EXIT_FAIL;
+
+	pg_buf_init(&a.san);
+	pg_tool_getopt_reset();
+	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		if (common_take(&a, opt, optarg))
+			continue;
+		pg_buf_clear(&a.san);
+		if (opt == 'h') {
+			request_usage(stdout);
+			return PG_EXIT_OK;
+		}
+		return pg_tool_option_error(argv[0], opt, argv);
+	}
+	if (argc - optind != 1)
+		status = pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI (the key)");
+	else if (!hash_ok(a.hash))
+		status = pg_tool_usage_error(argv[0], "--hash: sha256, sha384 or sha512");
+	else if (!pg_tool_parse_uri(argv[optind], &uri))
+		status = PG_EXIT_FAIL;
+	else if (!names_private_key(uri))
+		status = pg_tool_usage_error(argv[0], "the URI names a private key (type=private, or "
+		                             "no type)");
+	else if (a.san.failed)
+		pg_tool_error("out of memory");
+	else if (a.subject != NULL && (a.subject_name = parse_subject(a.subject, argv[0])) == NULL)
+		status = PG_EXIT_USAGE;
+	else
+		status = do_request(&a, uri, argv[0]);
+	X509_NAME_free(a.subject_name);
+	p11glue_uri_free(uri);
+	pg_buf_clear(&a.san);
+	return status;
+}

@@ -1,0 +1,346 @@
+/*
+ * p11glue setup | status: the target table and the two commands (setup.h).
+ * A target is selected by an option of its name (--gnupg); a new target
+ * is a file with a pg_setup_target and a line in the table below.
+ */
+#include "config.h"
+
+#include "setup.h"
+
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const pg_setup_target *const targets[] = {
+	&pg_setup_gnupg,
+};
+
+#define N_TARGETS PG_N_ELEMENTS(targets)
+#define TARGET_OPT 1000
+
+enum {
+	OPT_HELP = 'h',
+	OPT_DRY_RUN = 'n',
+	OPT_UNDO = 'u',
+	OPT_MODULE = 'M',
+	OPT_PROXY = 'P',
+	OPT_JSON = 'j'
+};
+
+/*
+ * Parses argv with the fixed options plus one --NAME per target;
+ * selected[i] tells whether targets[i] was named. Returns -1 to go on,
+ * else an exit code (after --help or a usage error).
+ */
+static int
+parse(int argc, char **argv, const struct option *fixed, size_t n_fixed, bool *selected,
+      int (*take)(int opt, const char *arg, void *data), void *data)
+{
+	struct option options[16 + N_TARGETS];
+	size_t n = 0;
+	int opt, r;
+
+	for (size_t i = 0; i < n_fixed && n < PG_N_ELEMENTS(options) - 1; i++)
+		options[n++] = fixed[i];
+	for (size_t i = 0; i < N_TARGETS && n < PG_N_ELEMENTS(options) - 1; i++)
+		options[n++] = (struct option){ targets[i]->name, no_argument, NULL, TARGET_OPT + (int)i };
+	options[n] = (struct option){ NULL, 0, NULL, 0 };
+	pg_tool_getopt_reset();
+	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+		if (opt >= TARGET_OPT && opt < TARGET_OPT + (int)N_TARGETS) {
+			selected[opt - TARGET_OPT] = true;
+			continue;
+		}
+		if (opt == '?' || opt == ':')
+			return pg_tool_option_error(argv[0], opt, argv);
+		if ((r = take(opt, optarg, data)) != -1)
+			return r;
+	}
+	if (optind < argc)
+		return pg_tool_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
+	return -1;
+}
+
+static void
+list_targets(FILE *out, bool describe)
+{
+	for (size_t i = 0; i < N_TARGETS; i++) {
+		if (describe)
+			targets[i]->describe(out);
+		else
+			fprintf(out, "  --%-9s %s\n", targets[i]->name, targets[i]->summary);
+	}
+}
+
+/* ---------------------------------------------------------------------------
+ * setup
+ */
+
+static void
+setup_usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: p11glue setup TARGET... [--dry-run] [--undo] [--module PATH | --proxy]\n"
+	        "\n"
+	        "Sets up other programs to use p11glue's modules by adding lines to\n"
+	        "their configuration files. The lines p11glue adds sit between two\n"
+	        "comment lines that name p11glue and the target; every other line is\n"
+	        "yours and is never changed. A second run changes nothing; --undo\n"
+	        "removes exactly p11glue's lines (and a file that holds nothing else).\n"
+	        "When a line of yours conflicts with what the target needs, the target\n"
+	        "changes nothing and says which line. Files are replaced whole (a\n"
+	        "temporary file renamed over them), keeping their permissions; new\n"
+	        "files are readable by you only.\n"
+	        "\n"
+	        "Targets:\n");
+	list_targets(out, true);
+	fprintf(out,
+	        "\n"
+	        "Options:\n"
+	        "  --dry-run      print exactly what would change (\"+\" lines added, \"-\"\n"
+	        "                 lines removed) and change nothing\n"
+	        "  --undo         remove what setup added\n"
+	        "  --module PATH  name this module file rather than the key store's\n"
+	        "  --proxy        name the proxy module (p11glue-proxy.so, every registered\n"
+	        "                 module's tokens) rather than the key store's\n"
+	        "  -h, --help     show this help\n"
+	        "\n"
+	        "'p11glue status' shows what is set up.\n"
+	        "\n"
+	        "Exit status: 0 done, or nothing to do; 1 a conflict or a file that\n"
+	        "cannot be read or written (that target changed nothing); 2 a usage\n"
+	        "error.\n"
+	        "\n"
+	        "Examples:\n"
+	        "  p11glue setup --gnupg --dry-run\n"
+	        "  p11glue setup --gnupg\n"
+	        "  p11glue setup --gnupg --undo\n");
+}
+
+typedef struct {
+	pg_setup_env env;
+	bool dry_run, undo;
+} setup_args;
+
+static int
+setup_take(int opt, const char *arg, void *data)
+{
+	setup_args *a = data;
+
+	switch (opt) {
+	case OPT_DRY_RUN:
+		a->dry_run = true;
+		return -1;
+	case OPT_UNDO:
+		a->undo = true;
+		return -1;
+	case OPT_MODULE:
+		a->env.module = arg;
+		return -1;
+	case OPT_PROXY:
+		a->env.proxy = true;
+		return -1;
+	case OPT_HELP:
+		setup_usage(stdout);
+		return PG_EXIT_OK;
+	default:
+		return PG_EXIT_USAGE;
+	}
+}
+
+/* Prints each line of a buffer with a prefix. */
+static void
+print_lines(const pg_buf *buf, const char *prefix)
+{
+	const char *p = buf->data ? (const char *)buf->data : "";
+	size_t n;
+
+	for (; *p; p += n + (p[n] == '\n')) {
+		n = strcspn(p, "\n");
+		printf("%s%.*s\n", prefix, (int)n, p);
+	}
+}
+
+static void
+print_messages(const char *target, const pg_buf *buf)
+{
+	const char *p = buf->data ? (const char *)buf->data : "";
+	size_t n;
+
+	for (; *p; p += n + (p[n] == '\n')) {
+		n = strcspn(p, "\n");
+		pg_tool_error("%s: %.*s", target, (int)n, p);
+	}
+}
+
+static void
+print_plan(const pg_setup_plan *plan, bool dry_run)
+{
+	static const char *const verbs[2][3] = {
+		{ "created", "changed", "removed" },
+		{ "would create", "would change", "would remove" },
+	};
+	const pg_setup_edit *e;
+
+	if (plan->n == 0)
+		printf("%s: nothing to change\n", plan->target);
+	for (size_t i = 0; i < plan->n; i++) {
+		e = &plan->edits[i];
+		printf("%s: %s %s\n", plan->target,
+		       verbs[dry_run][!e->existed ? 0 : e->new_text ? 1 : 2], e->path);
+		print_lines(&e->removed, "  - ");
+		print_lines(&e->added, "  + ");
+	}
+}
+
+static int
+setup_one(const pg_setup_target *t, const setup_args *a)
+{
+	pg_setup_plan plan;
+	int status = PG_EXIT_OK;
+
+	pg_setup_plan_init(&plan, t->name);
+	if (!t->plan(&a->env, a->undo, &plan)) {
+		pg_tool_error("%s: out of memory", t->name);
+		status = PG_EXIT_FAIL;
+	} else if (plan.problems.len > 0) {
+		print_messages(t->name, &plan.problems);
+		pg_tool_error("%s: nothing was changed", t->name);
+		status = PG_EXIT_FAIL;
+	} else if (a->dry_run || plan.n == 0) {
+		print_plan(&plan, true);
+		print_messages(t->name, &plan.notes);
+	} else if (!t->apply(&a->env, &plan)) {
+		status = PG_EXIT_FAIL;
+	} else {
+		print_plan(&plan, false);
+		print_messages(t->name, &plan.notes);
+	}
+	pg_setup_plan_clear(&plan);
+	return status;
+}
+
+int
+pg_cmd_setup(int argc, char **argv)
+{
+	static const struct option fixed[] = {
+		{ "dry-run", no_argument, NULL, OPT_DRY_RUN },
+		{ "undo", no_argument, NULL, OPT_UNDO },
+		{ "module", required_argument, NULL, OPT_MODULE },
+		{ "proxy", no_argument, NULL, OPT_PROXY },
+		{ "help", no_argument, NULL, OPT_HELP },
+	};
+	bool selected[N_TARGETS] = { false };
+	setup_args a = { 0 };
+	size_t n_selected = 0;
+	int status = parse(argc, argv, fixed, PG_N_ELEMENTS(fixed), selected, setup_take, &a);
+
+	if (status != -1)
+		return status;
+	for (size_t i = 0; i < N_TARGETS; i++)
+		n_selected += selected[i];
+	if (n_selected == 0)
+		return pg_tool_usage_error(argv[0], "name a target (--gnupg)");
+	if (a.env.module != NULL && a.env.proxy)
+		return pg_tool_usage_error(argv[0], "--module and --proxy exclude each other");
+	if (a.undo && (a.env.module != NULL || a.env.proxy))
+		return pg_tool_usage_error(argv[0], "--undo takes no --module or --proxy");
+	status = PG_EXIT_OK;
+	for (size_t i = 0; i < N_TARGETS; i++) {
+		if (selected[i] && setup_one(targets[i], &a) != PG_EXIT_OK)
+			status = PG_EXIT_FAIL;
+	}
+	return status;
+}
+
+/* ---------------------------------------------------------------------------
+ * status
+ */
+
+static void
+status_usage(FILE *out)
+{
+	fprintf(out,
+	        "Usage: p11glue status [TARGET...] [--json]\n"
+	        "\n"
+	        "Shows, for each target of 'p11glue setup' (or those named), whether it\n"
+	        "is configured, partly configured or not configured, and the facts\n"
+	        "behind that: the files and lines in force, whether they are p11glue's\n"
+	        "or yours, and whether the programs involved are installed. It reads\n"
+	        "configuration only and changes nothing.\n"
+	        "\n"
+	        "Targets:\n");
+	list_targets(out, false);
+	fprintf(out,
+	        "\n"
+	        "Options:\n"
+	        "  --json      one JSON object, a member per target\n"
+	        "  -h, --help  show this help\n"
+	        "\n"
+	        "Exit status: 0 (whatever the state), 2 a usage error.\n");
+}
+
+static int
+status_take(int opt, const char *arg, void *data)
+{
+	bool *json = data;
+
+	if (opt == OPT_JSON) {
+		*json = true;
+		return -1;
+	}
+	if (opt == OPT_HELP) {
+		status_usage(stdout);
+		return PG_EXIT_OK;
+	}
+	return PG_EXIT_USAGE;
+}
+
+int
+pg_cmd_status(int argc, char **argv)
+{
+	static const struct option fixed[] = {
+		{ "json", no_argument, NULL, OPT_JSON },
+		{ "help", no_argument, NULL, OPT_HELP },
+	};
+	bool selected[N_TARGETS] = { false }, json = false, any = false;
+	pg_setup_env env = { 0 };
+	pg_setup_status st;
+	pg_json out;
+	int status = parse(argc, argv, fixed, PG_N_ELEMENTS(fixed), selected, status_take, &json);
+
+	if (status != -1)
+		return status;
+	for (size_t i = 0; i < N_TARGETS; i++)
+		any = any || selected[i];
+	pg_json_init(&out, stdout);
+	if (json)
+		pg_json_begin_object(&out);
+	for (size_t i = 0; i < N_TARGETS; i++) {
+		if (any && !selected[i])
+			continue;
+		memset(&st, 0, sizeof(st));
+		targets[i]->status(&env, &st);
+		if (json) {
+			pg_json_key(&out, targets[i]->name);
+			pg_json_begin_object(&out);
+			pg_json_key(&out, "state");
+			pg_json_text(&out, st.state);
+			for (size_t k = 0; k < st.n; k++) {
+				pg_json_key(&out, st.keys[k]);
+				pg_json_string(&out, st.values[k]);
+			}
+			pg_json_end_object(&out);
+		} else {
+			printf("%s: %s\n", targets[i]->name, st.state);
+			for (size_t k = 0; k < st.n; k++)
+				printf("    %s: %s\n", st.keys[k], st.values[k]);
+		}
+		pg_setup_status_clear(&st);
+	}
+	if (json) {
+		pg_json_end_object(&out);
+		pg_json_finish(&out);
+	}
+	return PG_EXIT_OK;
+}

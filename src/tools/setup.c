@@ -1,0 +1,457 @@
+/*
+ * The file work of `p11glue setup` targets (setup.h).
+ *
+ * A target's lines in a file that is otherwise the user's sit between
+ * two comment lines that name the target:
+ *
+ *     # >>> p11glue setup --gnupg: p11glue's lines, removed by --undo
+ *     scdaemon-program /usr/bin/gnupg-pkcs11-scd
+ *     # <<< p11glue setup --gnupg
+ *
+ * Everything between them is p11glue's (the begin line says so); every
+ * other line is the user's and is never changed.
+ */
+#include "config.h"
+
+#include "setup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_CONF (1024 * 1024)
+
+void
+pg_setup_plan_init(pg_setup_plan *plan, const char *target)
+{
+	memset(plan, 0, sizeof(*plan));
+	plan->target = target;
+	pg_buf_init(&plan->problems);
+	pg_buf_init(&plan->notes);
+}
+
+void
+pg_setup_plan_clear(pg_setup_plan *plan)
+{
+	for (size_t i = 0; i < plan->n; i++) {
+		free(plan->edits[i].path);
+		free(plan->edits[i].new_text);
+		pg_buf_clear(&plan->edits[i].added);
+		pg_buf_clear(&plan->edits[i].removed);
+	}
+	pg_buf_clear(&plan->problems);
+	pg_buf_clear(&plan->notes);
+	memset(plan, 0, sizeof(*plan));
+}
+
+static void
+add_line(pg_buf *buf, const char *fmt, va_list ap)
+{
+	char line[1024];
+
+	vsnprintf(line, sizeof(line), fmt, ap);
+	pg_buf_add_str(buf, line);
+	pg_buf_add_byte(buf, '\n');
+}
+
+void
+pg_setup_problem(pg_setup_plan *plan, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_line(&plan->problems, fmt, ap);
+	va_end(ap);
+}
+
+void
+pg_setup_note(pg_setup_plan *plan, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	add_line(&plan->notes, fmt, ap);
+	va_end(ap);
+}
+
+bool
+pg_setup_read(pg_setup_plan *plan, const char *path, char **text, bool *exists, mode_t *mode)
+{
+	struct stat st;
+	pg_buf buf;
+	char chunk[4096];
+	ssize_t n;
+	int fd;
+
+	*text = NULL;
+	*exists = false;
+	*mode = 0600;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 && errno == ENOENT)
+		return true;
+	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_CONF) {
+		pg_setup_problem(plan, "%s: %s", path,
+		                 fd < 0 ? strerror(errno) : "not a regular file of at most 1 MiB");
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	pg_buf_init(&buf);
+	while ((n = read(fd, chunk, sizeof(chunk))) > 0 || (n < 0 && errno == EINTR)) {
+		if (n > 0)
+			pg_buf_add(&buf, chunk, (size_t)n);
+	}
+	close(fd);
+	if (n < 0 || memchr(buf.data ? (char *)buf.data : "", 0, buf.len) != NULL) {
+		pg_setup_problem(plan, "%s: %s", path, n < 0 ? strerror(errno) : "not a text file");
+		pg_buf_clear(&buf);
+		return false;
+	}
+	pg_buf_add_str(&buf, "");
+	*text = pg_buf_steal(&buf, NULL);
+	*exists = true;
+	*mode = st.st_mode & 07777;
+	if (*text == NULL)
+		pg_setup_problem(plan, "out of memory");
+	return *text != NULL;
+}
+
+/* ---------------------------------------------------------------------------
+ * Marked blocks
+ */
+
+static void
+markers(const char *target, char *begin, char *end, size_t size)
+{
+	snprintf(begin, size, "# >>> p11glue setup --%s: p11glue's lines, removed by --undo", target);
+	snprintf(end, size, "# <<< p11glue setup --%s", target);
+}
+
+/* The line at text + off: its length without the newline. */
+static size_t
+line_len(const char *text, size_t off)
+{
+	const char *nl = strchr(text + off, '\n');
+
+	return nl ? (size_t)(nl - text) - off : strlen(text + off);
+}
+
+static size_t
+next_line(const char *text, size_t off)
+{
+	size_t len = line_len(text, off);
+
+	return text[off + len] == '\n' ? off + len + 1 : off + len;
+}
+
+/* True when the line at off starts with prefix (the marker, maybe
+ * followed by more words of another version's begin line). */
+static bool
+line_is(const char *text, size_t off, const char *marker, bool prefix)
+{
+	size_t len = line_len(text, off), mlen = strlen(marker);
+
+	if (prefix && len >= mlen)
+		return memcmp(text + off, marker, mlen) == 0;
+	return len == mlen && memcmp(text + off, marker, mlen) == 0;
+}
+
+bool
+pg_setup_block_find(const char *text, const char *target, size_t *begin, size_t *end)
+{
+	char bm[160], em[160];
+	char head[160];
+	size_t off = 0;
+	bool in = false;
+
+	markers(target, bm, em, sizeof(bm));
+	/* The begin marker up to its colon identifies it. */
+	snprintf(head, sizeof(head), "# >>> p11glue setup --%s:", target);
+	for (; text[off]; off = next_line(text, off)) {
+		if (!in && line_is(text, off, head, true)) {
+			*begin = off;
+			in = true;
+		} else if (in && line_is(text, off, em, false)) {
+			*end = next_line(text, off);
+			return true;
+		}
+	}
+	if (in)
+		*end = off;
+	return false;
+}
+
+int
+pg_setup_each_user_line(const char *text, const char *target,
+                        int (*func)(const char *line, size_t number, void *data), void *data)
+{
+	size_t begin = 0, end = 0, number = 0, len;
+	bool block = text && target &&
+	             (pg_setup_block_find(text, target, &begin, &end) || end > begin);
+	char *line;
+	int r = 0;
+
+	for (size_t off = 0; text && text[off] && r == 0; off = next_line(text, off)) {
+		number++;
+		if (block && off >= begin && off < end)
+			continue;
+		len = line_len(text, off);
+		line = (char *)pg_memdup0(text + off, len);
+		if (line == NULL)
+			return -1;
+		r = func(line, number, data);
+		free(line);
+	}
+	return r;
+}
+
+static pg_setup_edit *
+new_edit(pg_setup_plan *plan, const char *path, bool exists, mode_t mode)
+{
+	pg_setup_edit *e;
+
+	if (plan->n == PG_SETUP_MAX_EDITS || (path = strdup(path)) == NULL)
+		return NULL;
+	e = &plan->edits[plan->n++];
+	memset(e, 0, sizeof(*e));
+	e->path = (char *)path;
+	e->existed = exists;
+	e->mode = mode;
+	pg_buf_init(&e->added);
+	pg_buf_init(&e->removed);
+	return e;
+}
+
+/* Appends the lines of text[from, to) to out. */
+static void
+copy_lines(pg_buf *out, const char *text, size_t from, size_t to)
+{
+	pg_buf_add(out, text + from, to - from);
+}
+
+bool
+pg_setup_plan_block(pg_setup_plan *plan, const char *path, const char *text, bool exists,
+                    mode_t mode, const char *const *lines, size_t n_lines)
+{
+	char bm[160], em[160];
+	size_t begin = 0, end = 0, len = text ? strlen(text) : 0;
+	bool found = text && pg_setup_block_find(text, plan->target, &begin, &end);
+	pg_buf block, out;
+	pg_setup_edit *e;
+
+	if (text && !found && end > begin) {
+		pg_setup_problem(plan, "%s: p11glue's block has no end line; remove its lines by hand",
+		                 path);
+		return true;
+	}
+	markers(plan->target, bm, em, sizeof(bm));
+	pg_buf_init(&block);
+	pg_buf_printf(&block, "%s\n", bm);
+	for (size_t i = 0; i < n_lines; i++)
+		pg_buf_printf(&block, "%s\n", lines[i]);
+	pg_buf_printf(&block, "%s\n", em);
+	if (found && end - begin == block.len && memcmp(text + begin, block.data, block.len) == 0) {
+		pg_buf_clear(&block);
+		return true;
+	}
+	e = new_edit(plan, path, exists, mode);
+	if (e == NULL || block.failed) {
+		pg_buf_clear(&block);
+		return false;
+	}
+	pg_buf_init(&out);
+	if (found) {
+		copy_lines(&out, text, 0, begin);
+		pg_buf_add(&out, block.data, block.len);
+		copy_lines(&out, text, end, len);
+		copy_lines(&e->removed, text, begin, end);
+		if (end > begin && text[end - 1] != '\n')
+			pg_buf_add_byte(&e->removed, '\n');
+	} else {
+		copy_lines(&out, text ? text : "", 0, len);
+		if (len > 0 && text[len - 1] != '\n')
+			pg_buf_add_byte(&out, '\n');
+		pg_buf_add(&out, block.data, block.len);
+	}
+	pg_buf_add(&e->added, block.data, block.len);
+	pg_buf_clear(&block);
+	e->new_text = pg_buf_steal(&out, NULL);
+	return e->new_text != NULL;
+}
+
+/* True when text holds nothing but blank lines. */
+static bool
+blank(const char *text)
+{
+	return text[strspn(text, " \t\r\n")] == 0;
+}
+
+bool
+pg_setup_plan_unblock(pg_setup_plan *plan, const char *path, const char *text, mode_t mode)
+{
+	size_t begin = 0, end = 0;
+	pg_setup_edit *e;
+	pg_buf out;
+
+	if (text == NULL)
+		return true;
+	if (!pg_setup_block_find(text, plan->target, &begin, &end)) {
+		if (end > begin)
+			pg_setup_problem(plan, "%s: p11glue's block has no end line; remove its lines "
+			                 "by hand", path);
+		return true;
+	}
+	e = new_edit(plan, path, true, mode);
+	if (e == NULL)
+		return false;
+	copy_lines(&e->removed, text, begin, end);
+	if (end > begin && text[end - 1] != '\n')
+		pg_buf_add_byte(&e->removed, '\n');
+	pg_buf_init(&out);
+	copy_lines(&out, text, 0, begin);
+	copy_lines(&out, text, end, strlen(text));
+	pg_buf_add_str(&out, "");
+	if (!out.failed && blank((const char *)out.data)) {
+		pg_buf_clear(&out);
+		return !e->removed.failed;
+	}
+	e->new_text = pg_buf_steal(&out, NULL);
+	return e->new_text != NULL && !e->removed.failed;
+}
+
+/* ---------------------------------------------------------------------------
+ * Writing
+ */
+
+/* Creates the directory a file goes in when it is missing (0700). */
+static bool
+make_parent(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	bool ok = true;
+
+	if (dir == NULL)
+		return false;
+	slash = strrchr(dir, '/');
+	if (slash != NULL && slash != dir) {
+		*slash = 0;
+		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+			pg_tool_error("%s: %s", dir, strerror(errno));
+			ok = false;
+		}
+	}
+	free(dir);
+	return ok;
+}
+
+static bool
+write_all(int fd, const char *text, size_t len)
+{
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, text, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		text += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/* Replaces path with text: a temporary file beside it, renamed over it. */
+static bool
+replace_file(const char *path, const char *text, mode_t mode)
+{
+	size_t len = strlen(path) + sizeof(".p11glue-XXXXXX");
+	char *tmp = malloc(len);
+	int fd = -1;
+	bool ok = false;
+
+	if (tmp == NULL || !make_parent(path))
+		goto out;
+	snprintf(tmp, len, "%s.p11glue-XXXXXX", path);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		pg_tool_error("%s: %s", path, strerror(errno));
+		goto out;
+	}
+	ok = fchmod(fd, mode) == 0 && write_all(fd, text, strlen(text)) && fsync(fd) == 0;
+	ok = close(fd) == 0 && ok;
+	ok = ok && rename(tmp, path) == 0;
+	if (!ok) {
+		pg_tool_error("%s: %s", path, strerror(errno));
+		unlink(tmp);
+	}
+out:
+	free(tmp);
+	return ok;
+}
+
+bool
+pg_setup_apply_edits(const pg_setup_env *env, const pg_setup_plan *plan)
+{
+	const pg_setup_edit *e;
+
+	for (size_t i = 0; i < plan->n; i++) {
+		e = &plan->edits[i];
+		if (e->new_text == NULL) {
+			if (unlink(e->path) != 0 && errno != ENOENT) {
+				pg_tool_error("%s: %s", e->path, strerror(errno));
+				return false;
+			}
+		} else if (!replace_file(e->path, e->new_text, e->existed ? e->mode : 0600)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* ---------------------------------------------------------------------------
+ * Status and defaults
+ */
+
+void
+pg_setup_fact(pg_setup_status *status, const char *key, const char *value)
+{
+	if (value == NULL || status->n == PG_SETUP_MAX_FACTS)
+		return;
+	status->keys[status->n] = key;
+	status->values[status->n] = strdup(value);
+	if (status->values[status->n] != NULL)
+		status->n++;
+}
+
+void
+pg_setup_status_clear(pg_setup_status *status)
+{
+	for (size_t i = 0; i < status->n; i++)
+		free(status->values[i]);
+	memset(status, 0, sizeof(*status));
+}
+
+char *
+pg_setup_default_module(bool proxy)
+{
+	const char *rel = proxy ? "proxy/p11glue-proxy.so" : "store/p11glue-store.so";
+	char *file = pg_tool_build_tree_file(rel), *real;
+	size_t len;
+
+	if (file != NULL) {
+		real = realpath(file, NULL);
+		free(file);
+		return real;
+	}
+	len = strlen(P11GLUE_MODULE_DIR) + strlen(rel) + 2;
+	file = malloc(len);
+	if (file != NULL)
+		snprintf(file, len, "%s/%s", P11GLUE_MODULE_DIR, strchr(rel, '/') + 1);
+	return file;
+}

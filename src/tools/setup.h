@@ -1,0 +1,131 @@
+/*
+ * `p11glue setup` and `p11glue status`: configuring other programs to use
+ * p11glue's modules. Each program is a target, one file each
+ * (setup-gnupg.c ...), known to the commands through the table in
+ * cmd-setup.c; a target describes itself, plans its changes (or their
+ * undoing) as edits of configuration files, applies a plan and reports
+ * its status. This file's helpers do the file work the targets share:
+ * blocks of lines marked as p11glue's inside files that are otherwise the
+ * user's, edits shown before they are made, and writes that replace a
+ * file whole (a temporary file renamed over it) or not at all.
+ */
+#ifndef PG_SETUP_H
+#define PG_SETUP_H
+
+#include "tool.h"
+
+#include <sys/types.h>
+
+/* What the command line says to every target. */
+typedef struct {
+	const char *module;          /* --module PATH, or NULL: the target's default */
+	bool proxy;                  /* --proxy: the proxy module rather than the store */
+} pg_setup_env;
+
+/* One file's planned edit. */
+typedef struct {
+	char *path;
+	bool existed;
+	mode_t mode;                 /* kept for an existing file; new files get 0600 */
+	char *new_text;              /* NULL: remove the file */
+	pg_buf added;                /* lines added, one per line, for the report */
+	pg_buf removed;              /* lines removed */
+} pg_setup_edit;
+
+#define PG_SETUP_MAX_EDITS 8
+
+/* A target's plan: the edits, or why it cannot be made. */
+typedef struct {
+	const char *target;          /* the target's name, for messages */
+	pg_setup_edit edits[PG_SETUP_MAX_EDITS];
+	size_t n;
+	pg_buf problems;             /* reasons nothing may be changed, one a line */
+	pg_buf notes;                /* what the user should know, one a line */
+} pg_setup_plan;
+
+/* What a target reports for `p11glue status`: a state word and facts. */
+#define PG_SETUP_MAX_FACTS 12
+typedef struct {
+	const char *state;           /* "configured", "partly configured", "not configured" */
+	const char *keys[PG_SETUP_MAX_FACTS];
+	char *values[PG_SETUP_MAX_FACTS];
+	size_t n;
+} pg_setup_status;
+
+typedef struct {
+	const char *name;            /* the option is --NAME */
+	const char *summary;         /* one line for --help */
+	/* What it changes, a paragraph for --help. */
+	void (*describe)(FILE *out);
+	/* Plans the set-up (undo false) or its undoing; false on a failure
+	 * that leaves no plan (out of memory). Problems go in the plan. */
+	bool (*plan)(const pg_setup_env *env, bool undo, pg_setup_plan *plan);
+	/* Carries out a plan without problems; false after printing why. */
+	bool (*apply)(const pg_setup_env *env, const pg_setup_plan *plan);
+	void (*status)(const pg_setup_env *env, pg_setup_status *status);
+} pg_setup_target;
+
+/* Targets (one file each). */
+extern const pg_setup_target pg_setup_gnupg;
+
+/* ---------------------------------------------------------------------------
+ * Helpers for targets
+ */
+
+void pg_setup_plan_init(pg_setup_plan *plan, const char *target);
+void pg_setup_plan_clear(pg_setup_plan *plan);
+/* Adds a line to plan->problems (or plan->notes). */
+void pg_setup_problem(pg_setup_plan *plan, const char *fmt, ...) PG_PRINTF(2, 3);
+void pg_setup_note(pg_setup_plan *plan, const char *fmt, ...) PG_PRINTF(2, 3);
+
+/*
+ * Reads a whole text file (at most 1 MiB) into *text (free()); a missing
+ * file gives *text NULL and *exists false. Other failures add a problem
+ * to the plan and return false.
+ */
+bool pg_setup_read(pg_setup_plan *plan, const char *path, char **text, bool *exists,
+                   mode_t *mode);
+
+/*
+ * The marked block of target in text: the begin marker line's offset
+ * and the offset just past the end marker's line. False when there is
+ * none (or an unterminated one: then *begin is set and *end is the end
+ * of the text).
+ */
+bool pg_setup_block_find(const char *text, const char *target, size_t *begin, size_t *end);
+
+/* Calls func for each line of text (copies without the newline) outside
+ * target's block, or for every line when target is NULL; a non-zero
+ * return stops and is returned (-1: out of memory). */
+int pg_setup_each_user_line(const char *text, const char *target,
+                            int (*func)(const char *line, size_t number, void *data), void *data);
+
+/*
+ * Plans path to hold target's block with these lines: appended when the
+ * file has none, replaced when it differs, nothing when it is the same.
+ * text is the file's contents (NULL: no file yet).
+ */
+bool pg_setup_plan_block(pg_setup_plan *plan, const char *path, const char *text, bool exists,
+                         mode_t mode, const char *const *lines, size_t n_lines);
+
+/* Plans the removal of target's block from path (the file goes when
+ * nothing but blank lines is left). Nothing when there is no block. */
+bool pg_setup_plan_unblock(pg_setup_plan *plan, const char *path, const char *text, mode_t mode);
+
+/* Writes each edit (creating a missing parent directory 0700). */
+bool pg_setup_apply_edits(const pg_setup_env *env, const pg_setup_plan *plan);
+
+/* Adds a status fact (value copied; NULL values are skipped). */
+void pg_setup_fact(pg_setup_status *status, const char *key, const char *value);
+void pg_setup_status_clear(pg_setup_status *status);
+
+/* The module file a target names by default: the store's (p11glue-store.so)
+ * or with proxy the proxy's, from this program's build tree when it runs
+ * from one, else the installed one; free(). */
+char *pg_setup_default_module(bool proxy);
+
+/* Commands (cmd-setup.c). */
+int pg_cmd_setup(int argc, char **argv);
+int pg_cmd_status(int argc, char **argv);
+
+#endif /* PG_SETUP_H */
