@@ -36,7 +36,15 @@ stop_gnupg() {
 	gpgconf --homedir "$work/gnupg" --kill all >/dev/null 2>&1
 	for pid in "${gnupg_pids[@]}"; do kill "$pid" 2>/dev/null; done
 }
-trap 'stop_gnupg; rm -rf "$work"' EXIT
+agent_pid= server_pid=
+# Everything the job started is stopped, and the directory removed.
+cleanup() {
+	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null
+	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+	stop_gnupg
+	rm -rf "$work"
+}
+trap cleanup EXIT
 step=0
 failed=0
 
@@ -63,7 +71,8 @@ expect_fail() {
 		printf '[%2d] FAIL  %s: it was accepted\n' "$step" "$what"
 		failed=$((failed + 1))
 	else
-		printf '[%2d] ok    %s\n        %s\n' "$step" "$what" "$(cat "$work/err")"
+		printf '[%2d] ok    %s\n' "$step" "$what"
+		sed 's/^/        /' "$work/err"
 	fi
 }
 
@@ -134,6 +143,43 @@ step "openssl signs with the token key through the PKCS#11 engine (openssl dgst 
 step "plain openssl verifies the signature with the exported public key" \
 	openssl dgst -sha256 -verify "$work/my-key.pem" -signature "$work/document.sig" "$work/document"
 
+# ssh signs with the key: ssh-agent holds the token (ssh-add -s, the PIN
+# from an askpass program), ssh-keygen -Y signs a file through the agent.
+printf '#!/bin/sh\ncat "%s"\n' "$work/pin" >"$work/askpass"
+chmod 700 "$work/askpass"
+eval "$(P11GLUE_STORE_DIR="$store_dir" ssh-agent -s -a "$work/agent.sock" \
+	-P "$(dirname "$store_module")/*")" >/dev/null
+agent_pid=${SSH_AGENT_PID:-}
+step "ssh-agent holds the token's keys (ssh-add -s p11glue-store.so)" \
+	env SSH_ASKPASS="$work/askpass" SSH_ASKPASS_REQUIRE=force ssh-add -s "$store_module"
+"$p11glue" export-pubkey --store "$store_dir" --format=ssh "pkcs11:token=mykeys;object=my-key" \
+	>"$work/my-key.pub" 2>/dev/null
+printf 'a document signed by ssh\n' >"$work/ssh-doc"
+step "ssh signs a file with the token key (ssh-keygen -Y sign through the agent)" \
+	ssh-keygen -Y sign -f "$work/my-key.pub" -n file "$work/ssh-doc"
+printf 'me %s\n' "$(cut -d' ' -f1,2 "$work/my-key.pub")" >"$work/allowed-signers"
+step "ssh-keygen -Y verify checks it against the exported public key" \
+	sh -c 'ssh-keygen -Y verify -f "$1" -I me -n file -s "$2.sig" <"$2"' sh \
+	"$work/allowed-signers" "$work/ssh-doc"
+kill "$agent_pid" 2>/dev/null
+agent_pid=
+
+# NSS signs with the key: the store added to an NSS database as
+# Firefox and Chromium have theirs, a certification request signed by
+# certutil with the token key, checked by openssl.
+mkdir "$work/nssdb"
+certutil -N -d "sql:$work/nssdb" --empty-password
+step "the key store added to an NSS database (modutil -add)" \
+	env P11GLUE_STORE_DIR="$store_dir" modutil -dbdir "sql:$work/nssdb" -add p11glue-store \
+	-libfile "$store_module" -force
+keyid=$(P11GLUE_STORE_DIR="$store_dir" certutil -K -d "sql:$work/nssdb" -h mykeys -f "$work/pin" \
+	</dev/null 2>/dev/null | awk '$NF == "my-key" { print $(NF - 1) }')
+step "NSS signs a certification request with the token key (certutil -R -k ${keyid:-?})" \
+	env P11GLUE_STORE_DIR="$store_dir" certutil -R -d "sql:$work/nssdb" -h mykeys \
+	-f "$work/pin" -k "${keyid:-none}" -s "CN=signed by NSS" -a -o "$work/nss.csr"
+step "openssl checks NSS's signature (openssl req -verify)" \
+	openssl req -in "$work/nss.csr" -noout -verify -subject
+
 # Trust: the system's anchors through p11glue-trust.so, and a bundle
 # extracted from them that openssl verify uses.
 printf 'module: %s\ntrust-policy: yes\n' "$trust_module" \
@@ -188,7 +234,6 @@ stop_gnupg
 "$p11glue" server --foreground --provider "$store_module" --socket "$work/p11glue.sock" \
 	>"$work/server.env" 2>"$work/server.err" &
 server_pid=$!
-trap 'kill "$server_pid" 2>/dev/null; wait "$server_pid" 2>/dev/null; stop_gnupg; rm -rf "$work"' EXIT
 for _ in $(seq 100); do [ -S "$work/p11glue.sock" ] && break; sleep 0.1; done
 step "the key store served on a socket: what to export (p11glue server)" cat "$work/server.env"
 export P11GLUE_SERVER_ADDRESS="unix:path=$work/p11glue.sock"
