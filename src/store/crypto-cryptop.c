@@ -41,8 +41,10 @@ static CK_RV crypt_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDL
 		rv = pg_cipher_new(mech, m, key, kind == PG_OP_ENCRYPT, &c);
 		pg_key_unref(key);
 	}
-	if (rv == CKR_OK)
+	if (rv == CKR_OK) {
 		pg_op_set(s, kind, c, cipher_free);
+		pg_session_op(s, kind)->need_auth = use.always_auth;
+	}
 	return pg_call_end(s, rv);
 }
 
@@ -74,9 +76,9 @@ static CK_RV crypt_oneshot(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR in,
 		return rv;
 	if ((in == NULL && in_len > 0) || out_len == NULL)
 		return finish(s, kind, CKR_ARGUMENTS_BAD, NULL);
-	c = pg_op_state(s, kind);
+	c = pg_op_ready(s, kind, &rv);
 	if (c == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
+		return pg_call_end(s, rv);
 	/* 5.9: C_Encrypt cannot finish a multi-part operation. */
 	if (pg_cipher_started(c))
 		return finish(s, kind, CKR_OPERATION_ACTIVE, NULL);
@@ -90,12 +92,12 @@ static CK_RV crypt_oneshot(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR in,
 CK_RV pg_crypt_update(pg_session *s, pg_op_kind kind, CK_BYTE_PTR in, CK_ULONG in_len,
                       CK_BYTE_PTR out, CK_ULONG_PTR out_len)
 {
-	pg_cipher *c = pg_op_state(s, kind);
-	size_t n;
 	CK_RV rv;
+	pg_cipher *c = pg_op_ready(s, kind, &rv);
+	size_t n;
 
 	if (c == NULL)
-		return CKR_OPERATION_NOT_INITIALIZED;
+		return rv;
 	n = out != NULL ? *out_len : 0;
 	rv = pg_cipher_update(c, in, in_len, out, &n);
 	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
@@ -130,9 +132,9 @@ static CK_RV crypt_final(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR out,
 		return rv;
 	if (out_len == NULL)
 		return finish(s, kind, CKR_ARGUMENTS_BAD, NULL);
-	c = pg_op_state(s, kind);
+	c = pg_op_ready(s, kind, &rv);
 	if (c == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
+		return pg_call_end(s, rv);
 	n = out != NULL ? *out_len : 0;
 	rv = pg_cipher_final(c, out, &n);
 	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)

@@ -50,6 +50,24 @@ void pg_op_set(pg_session *session, pg_op_kind kind, void *state, void (*free_st
 	op->free = free_state;
 }
 
+void *pg_op_ready(pg_session *session, pg_op_kind kind, CK_RV *rv)
+{
+	pg_op *op = pg_session_op(session, kind);
+
+	if (op->state == NULL) {
+		*rv = CKR_OPERATION_NOT_INITIALIZED;
+		return NULL;
+	}
+	if (op->need_auth) {
+		/* 4.9: CKA_ALWAYS_AUTHENTICATE; the failure ends it (5.2). */
+		pg_session_op_end(session, kind);
+		*rv = CKR_USER_NOT_LOGGED_IN;
+		return NULL;
+	}
+	*rv = CKR_OK;
+	return op->state;
+}
+
 bool pg_op_keep(CK_RV rv, const void *out)
 {
 	return rv == CKR_BUFFER_TOO_SMALL || (rv == CKR_OK && out == NULL);
@@ -91,6 +109,7 @@ void pg_key_use_init(pg_key_use *use, pg_op_kind kind)
 	use->usage = pg_op_usage(kind);
 	use->invalid_rv = CKR_KEY_HANDLE_INVALID;
 	use->type_rv = CKR_KEY_TYPE_INCONSISTENT;
+	use->always_auth = false;
 }
 
 CK_RV pg_object_key(pg_object *obj, pg_key **out)
@@ -141,7 +160,7 @@ static bool mech_allowed(const pg_attrs *attrs, CK_MECHANISM_TYPE type)
 	return false;
 }
 
-CK_RV pg_op_key_checked(pg_object *obj, const CK_MECHANISM *m, const pg_key_use *use,
+CK_RV pg_op_key_checked(pg_object *obj, const CK_MECHANISM *m, pg_key_use *use,
                         const pg_mech **mech_out, pg_key **key_out)
 {
 	const pg_mech *mech = pg_mech_find(m->mechanism);
@@ -159,6 +178,8 @@ CK_RV pg_op_key_checked(pg_object *obj, const CK_MECHANISM *m, const pg_key_use 
 		return CKR_KEY_FUNCTION_NOT_PERMITTED;
 	if (!mech_allowed(&obj->attrs, mech->type))
 		return CKR_MECHANISM_INVALID;
+	use->always_auth =
+		cls == CKO_PRIVATE_KEY && pg_attrs_bool(&obj->attrs, CKA_ALWAYS_AUTHENTICATE, false);
 	rv = pg_object_key(obj, &key);
 	if (rv != CKR_OK)
 		return rv;
@@ -172,7 +193,7 @@ CK_RV pg_op_key_checked(pg_object *obj, const CK_MECHANISM *m, const pg_key_use 
 }
 
 CK_RV pg_op_key(pg_session *session, CK_OBJECT_HANDLE handle, const CK_MECHANISM *m,
-                const pg_key_use *use, const pg_mech **mech, pg_key **key)
+                pg_key_use *use, const pg_mech **mech, pg_key **key)
 {
 	pg_object *obj;
 	CK_RV rv = pg_session_key(session, handle, &obj);

@@ -40,18 +40,17 @@ static CK_RV sign_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE
 		rv = pg_sign_new(mech, m, key, kind, &sign);
 		pg_key_unref(key);
 	}
-	if (rv == CKR_OK)
+	if (rv == CKR_OK) {
 		pg_op_set(s, kind, sign, sign_free);
+		pg_session_op(s, kind)->need_auth = use.always_auth;
+	}
 	return pg_call_end(s, rv);
 }
 
 /* The active operation of a kind, or NULL with *rv set. */
 static pg_sign *active(pg_session *s, pg_op_kind kind, CK_RV *rv)
 {
-	pg_sign *sign = pg_op_state(s, kind);
-
-	*rv = sign != NULL ? CKR_OK : CKR_OPERATION_NOT_INITIALIZED;
-	return sign;
+	return pg_op_ready(s, kind, rv);
 }
 
 /* Ends a call: the operation ends too unless 5.2 keeps it. */

@@ -402,6 +402,13 @@ void pg_op_set(pg_session *session, pg_op_kind kind, void *state, void (*free_st
  * small); any other outcome ends it.
  */
 bool pg_op_keep(CK_RV rv, const void *out);
+/*
+ * The state of an active operation that may produce output: NULL with
+ * *rv CKR_OPERATION_NOT_INITIALIZED when there is none, or
+ * CKR_USER_NOT_LOGGED_IN (the operation ended) when its key needs a
+ * context-specific login that has not been made.
+ */
+void *pg_op_ready(pg_session *session, pg_op_kind kind, CK_RV *rv);
 
 /* The CKF_ mechanism flag and the CKA_ key attribute an operation needs. */
 CK_FLAGS pg_op_flag(pg_op_kind kind);
@@ -413,6 +420,7 @@ typedef struct {
 	CK_ATTRIBUTE_TYPE usage;     /* CKA_SIGN ... */
 	CK_RV invalid_rv;            /* no such key (CKR_KEY_HANDLE_INVALID ...) */
 	CK_RV type_rv;               /* wrong key type (CKR_KEY_TYPE_INCONSISTENT ...) */
+	bool always_auth;            /* out: a private key with CKA_ALWAYS_AUTHENTICATE */
 } pg_key_use;
 
 /* The use of an operation kind with the plain CKR_KEY_* codes. */
@@ -428,8 +436,8 @@ void pg_key_use_init(pg_key_use *use, pg_op_kind kind);
  * parsed key. pg_op_key_checked does the same for an object at hand.
  */
 CK_RV pg_op_key(pg_session *session, CK_OBJECT_HANDLE handle, const CK_MECHANISM *m,
-                const pg_key_use *use, const pg_mech **mech, pg_key **key) PG_MUST_CHECK;
-CK_RV pg_op_key_checked(pg_object *obj, const CK_MECHANISM *m, const pg_key_use *use,
+                pg_key_use *use, const pg_mech **mech, pg_key **key) PG_MUST_CHECK;
+CK_RV pg_op_key_checked(pg_object *obj, const CK_MECHANISM *m, pg_key_use *use,
                         const pg_mech **mech, pg_key **key) PG_MUST_CHECK;
 
 /* The parsed key of an object, made once and cached on it; a reference. */

@@ -138,11 +138,48 @@ login_locked(pg_session *s, CK_USER_TYPE user, const CK_UTF8CHAR *pin, CK_ULONG 
 	return rv;
 }
 
+/*
+ * C_Login(CKU_CONTEXT_SPECIFIC): the PIN again for the operation just
+ * initialized with a CKA_ALWAYS_AUTHENTICATE key, which may then give
+ * its output. The session's operation lock is taken first, as for
+ * every operation call, then the module mutex.
+ */
+static CK_RV
+context_login(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pPin, CK_ULONG ulPinLen)
+{
+	pg_session *s;
+	bool waiting = false;
+	CK_RV rv = pg_session_acquire(hSession, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	for (int k = 0; k < PG_OP_COUNT; k++)
+		waiting |= pg_session_op(s, (pg_op_kind)k)->need_auth;
+	pg_store_lock();
+	rv = pg_db_sync(s->tok);
+	if (rv == CKR_OK && pPin == NULL)
+		rv = CKR_ARGUMENTS_BAD;
+	if (rv == CKR_OK && s->tok->login != PG_LOGIN_USER)
+		rv = CKR_USER_NOT_LOGGED_IN;
+	if (rv == CKR_OK && !waiting)
+		rv = CKR_OPERATION_NOT_INITIALIZED;
+	if (rv == CKR_OK)
+		rv = login_locked(s, CKU_CONTEXT_SPECIFIC, pPin, ulPinLen);
+	pg_store_unlock();
+	for (int k = 0; rv == CKR_OK && k < PG_OP_COUNT; k++)
+		pg_session_op(s, (pg_op_kind)k)->need_auth = false;
+	pg_session_release(s);
+	return rv;
+}
+
 static CK_RV
 login(CK_SESSION_HANDLE hSession, CK_USER_TYPE userType, CK_UTF8CHAR_PTR pPin, CK_ULONG ulPinLen)
 {
 	pg_session *s;
 	CK_RV rv = pg_store_check_initialized();
+
+	if (rv == CKR_OK && userType == CKU_CONTEXT_SPECIFIC)
+		return context_login(hSession, pPin, ulPinLen);
 
 	if (rv != CKR_OK)
 		return rv;

@@ -291,6 +291,7 @@ pg_session_op_end(pg_session *session, pg_op_kind kind)
 		op->free(op->state);
 	op->state = NULL;
 	op->free = NULL;
+	op->need_auth = false;
 }
 
 CK_SLOT_ID

@@ -141,6 +141,9 @@ typedef enum {
 typedef struct {
 	void *state;
 	void (*free)(void *state);
+	/* The key has CKA_ALWAYS_AUTHENTICATE: no output until the user
+	 * logs in with CKU_CONTEXT_SPECIFIC (cleared then, or at the end). */
+	bool need_auth;
 } pg_op;
 
 typedef struct pg_session pg_session;

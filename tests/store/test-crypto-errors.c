@@ -488,6 +488,60 @@ static void test_threads(void)
 	}
 }
 
+/*
+ * CKA_ALWAYS_AUTHENTICATE (4.9): a private key that has it gives no
+ * signature or plaintext until C_Login(CKU_CONTEXT_SPECIFIC) follows its
+ * C_SignInit or C_DecryptInit, and the next operation asks again. A
+ * context-specific login without such an operation is refused.
+ */
+static void test_always_authenticate(void)
+{
+	CK_ATTRIBUTE always = { CKA_ALWAYS_AUTHENTICATE, &yes, 1 };
+	EVP_PKEY *ec = ct_pkey("P-256"), *rsa = ct_rsa2048();
+	CK_OBJECT_HANDLE priv = ct_import(ec, true, &always, 1), plain = ct_import(ec, true, NULL, 0);
+	CK_OBJECT_HANDLE rsa_priv = ct_import(rsa, true, &always, 1);
+	CK_OBJECT_HANDLE rsa_pub = ct_import(rsa, false, NULL, 0);
+	CK_MECHANISM ecdsa = { CKM_ECDSA, NULL, 0 }, pkcs = { CKM_RSA_PKCS, NULL, 0 };
+	unsigned char hash[32] = { 1, 2, 3 }, sig[256], ct[256], pt[256];
+	CK_ULONG len = sizeof(sig), ct_len = sizeof(ct), pt_len = sizeof(pt);
+	CK_UTF8CHAR pin[] = "1234", wrong[] = "9999";
+
+	pg_assert(ct_attr_bool(priv, CKA_ALWAYS_AUTHENTICATE));
+	/* No operation waits for it. */
+	ck_assert_rv(p11->C_Login(ct_session, CKU_CONTEXT_SPECIFIC, pin, 4),
+	             CKR_OPERATION_NOT_INITIALIZED);
+	ck_assert_rv(p11->C_SignInit(ct_session, &ecdsa, plain), CKR_OK);
+	ck_assert_rv(p11->C_Login(ct_session, CKU_CONTEXT_SPECIFIC, pin, 4),
+	             CKR_OPERATION_NOT_INITIALIZED);
+	ck_assert_rv(p11->C_Sign(ct_session, hash, 32, sig, &len), CKR_OK);
+	/* Without the login: refused, and the operation is over. */
+	ck_assert_rv(p11->C_SignInit(ct_session, &ecdsa, priv), CKR_OK);
+	len = sizeof(sig);
+	ck_assert_rv(p11->C_Sign(ct_session, hash, 32, NULL, &len), CKR_USER_NOT_LOGGED_IN);
+	ck_assert_rv(p11->C_Sign(ct_session, hash, 32, sig, &len), CKR_OPERATION_NOT_INITIALIZED);
+	/* A wrong PIN does not open it; the right one does, for this operation. */
+	ck_assert_rv(p11->C_SignInit(ct_session, &ecdsa, priv), CKR_OK);
+	ck_assert_rv(p11->C_Login(ct_session, CKU_CONTEXT_SPECIFIC, NULL, 4), CKR_ARGUMENTS_BAD);
+	ck_assert_rv(p11->C_Login(ct_session, CKU_CONTEXT_SPECIFIC, wrong, 4), CKR_PIN_INCORRECT);
+	ck_assert_rv(p11->C_Login(ct_session, CKU_CONTEXT_SPECIFIC, pin, 4), CKR_OK);
+	len = 0;
+	ck_assert_rv(p11->C_Sign(ct_session, hash, 32, NULL, &len), CKR_OK);
+	ck_assert_rv(p11->C_Sign(ct_session, hash, 32, sig, &len), CKR_OK);
+	pg_assert_ulong_eq(len, 64);
+	ck_assert_rv(p11->C_SignInit(ct_session, &ecdsa, priv), CKR_OK);
+	ck_assert_rv(p11->C_SignUpdate(ct_session, hash, 32), CKR_USER_NOT_LOGGED_IN);
+	/* Decryption the same way. */
+	ck_assert_rv(ct_encrypt(&pkcs, rsa_pub, "secret", 6, ct, &ct_len), CKR_OK);
+	ck_assert_rv(p11->C_DecryptInit(ct_session, &pkcs, rsa_priv), CKR_OK);
+	ck_assert_rv(p11->C_Decrypt(ct_session, ct, ct_len, pt, &pt_len), CKR_USER_NOT_LOGGED_IN);
+	ck_assert_rv(p11->C_DecryptInit(ct_session, &pkcs, rsa_priv), CKR_OK);
+	ck_assert_rv(p11->C_Login(ct_session, CKU_CONTEXT_SPECIFIC, pin, 4), CKR_OK);
+	pt_len = sizeof(pt);
+	ck_assert_rv(p11->C_Decrypt(ct_session, ct, ct_len, pt, &pt_len), CKR_OK);
+	pg_assert(pt_len == 6 && memcmp(pt, "secret", 6) == 0);
+	EVP_PKEY_free(ec);
+}
+
 int main(int argc, char **argv)
 {
 	pg_test_fixture(ct_setup, ct_teardown);
@@ -503,6 +557,7 @@ int main(int argc, char **argv)
 	pg_test("dual/functions", test_dual);
 	pg_test("random", test_random);
 	pg_test("keys/logout", test_logout);
+	pg_test("keys/always-authenticate", test_always_authenticate);
 	pg_test("threads/sign", test_threads);
 	return pg_test_run(argc, argv);
 }
