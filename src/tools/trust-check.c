@@ -82,8 +82,8 @@ chain_accepted(const check *ck, pg_consumer *c, X509 *x, int depth, char *why, s
 		if (ck->k.x[i] && X509_check_issued(ck->k.x[i], x) == X509_V_OK &&
 		    X509_up_ref(ck->k.x[i]))
 			sk_X509_push(issuers, ck->k.x[i]);
-	if (c->issuers)
-		c->issuers(c, x, issuers);
+	if (c->ops->issuers)
+		c->ops->issuers(c, x, issuers);
 	for (int i = 0; i < sk_X509_num(issuers) && !ok; i++) {
 		X509 *y = sk_X509_value(issuers, i);
 		if (X509_cmp(y, x) == 0 || X509_verify(x, X509_get0_pubkey(y)) != 1)
@@ -103,7 +103,7 @@ static int
 decide(const check *ck, pg_consumer *c, X509 *x, bool issuer, int depth, pg_ttrust *own,
        char *why, size_t size)
 {
-	*own = c->trust(c, &ck->k, x, issuer, why, size);
+	*own = c->ops->trust(c, &ck->k, x, issuer, why, size);
 	if (*own == PG_T_TRUSTED)
 		return D_ACCEPT;
 	if (*own == PG_T_REJECTED)
@@ -127,7 +127,7 @@ judge_cert(check *ck, item *it, size_t ci)
 	 * to distrust this certificate: a limit of its format, not a fault of
 	 * the configuration. */
 	if (d == D_ACCEPT && !it->expect_accept && own == PG_T_NEUTRAL &&
-	    !c->can_distrust(c, it->x, issuer)) {
+	    !c->ops->can_distrust(c, it->x, issuer)) {
 		char tail[320];
 		snprintf(tail, sizeof(tail), "%s", it->why[ci]);
 		snprintf(it->why[ci], sizeof(it->why[ci]),
@@ -141,7 +141,7 @@ static void
 judge_revocation(check *ck, item *it, size_t ci)
 {
 	pg_consumer *c = ck->consumers[ci];
-	int r = c->revoked(c, &ck->k, it->issuer, it->serial, it->why[ci], sizeof(it->why[ci]));
+	int r = c->ops->revoked(c, &ck->k, it->issuer, it->serial, it->why[ci], sizeof(it->why[ci]));
 
 	it->decision[ci] = r < 0 ? D_NA : r ? D_REJECT : D_ACCEPT;
 }

@@ -51,18 +51,20 @@ pg_consumer_free(pg_consumer *c)
 {
 	if (c == NULL)
 		return;
-	if (c->free)
-		c->free(c);
+	if (c->ops->free)
+		c->ops->free(c);
 	free(c->note);
 	free(c);
 }
 
 static pg_consumer *
-consumer_new(const char *name)
+consumer_new(const char *name, const pg_consumer_ops *ops)
 {
 	pg_consumer *c = calloc(1, sizeof(*c));
-	if (c)
+	if (c) {
 		c->name = name;
+		c->ops = ops;
+	}
 	return c;
 }
 
@@ -250,10 +252,18 @@ openssl_free(pg_consumer *c)
 	free(d);
 }
 
+static const pg_consumer_ops openssl_ops = {
+	.trust = openssl_trust,
+	.revoked = openssl_revoked,
+	.can_distrust = openssl_can_distrust,
+	.issuers = openssl_issuers,
+	.free = openssl_free,
+};
+
 pg_consumer *
 pg_consumer_openssl(const char *dir, const char *label)
 {
-	pg_consumer *c = consumer_new("OpenSSL");
+	pg_consumer *c = consumer_new("OpenSSL", &openssl_ops);
 	openssl_data *d = calloc(1, sizeof(*d));
 	X509_LOOKUP *lookup;
 
@@ -263,11 +273,6 @@ pg_consumer_openssl(const char *dir, const char *label)
 		return NULL;
 	}
 	c->data = d;
-	c->trust = openssl_trust;
-	c->revoked = openssl_revoked;
-	c->can_distrust = openssl_can_distrust;
-	c->issuers = openssl_issuers;
-	c->free = openssl_free;
 	d->dir = dir;
 	d->label = label;
 	d->store = X509_STORE_new();
@@ -528,18 +533,21 @@ gnutls_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
 	return 0;
 }
 
+static const pg_consumer_ops gnutls_ops = {
+	.trust = gnutls_trust,
+	.revoked = gnutls_revoked,
+	.can_distrust = always,
+};
+
 pg_consumer *
 pg_consumer_gnutls(const pg_trust_set *set)
 {
-	pg_consumer *c = consumer_new("GnuTLS");
+	pg_consumer *c = consumer_new("GnuTLS", &gnutls_ops);
 	bool policy = false;
 
 	if (c == NULL)
 		return NULL;
 	c->data = (void *)set;
-	c->trust = gnutls_trust;
-	c->revoked = gnutls_revoked;
-	c->can_distrust = always;
 	for (size_t i = 0; i < set->n_modules; i++)
 		policy |= set->modules[i].trust_policy;
 	if (!policy)
@@ -663,17 +671,20 @@ nss_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
 	return 0;
 }
 
+static const pg_consumer_ops nss_ops = {
+	.trust = nss_trust,
+	.revoked = nss_revoked,
+	.can_distrust = always,
+};
+
 pg_consumer *
 pg_consumer_nss(const pg_trust_set *set)
 {
-	pg_consumer *c = consumer_new("NSS");
+	pg_consumer *c = consumer_new("NSS", &nss_ops);
 
 	if (c == NULL)
 		return NULL;
 	c->data = (void *)set;
-	c->trust = nss_trust;
-	c->revoked = nss_revoked;
-	c->can_distrust = always;
 	return c;
 }
 
@@ -742,10 +753,18 @@ java_free(pg_consumer *c)
 	free(d);
 }
 
+static const pg_consumer_ops java_ops = {
+	.trust = java_trust,
+	.revoked = java_revoked,
+	.can_distrust = java_can_distrust,
+	.issuers = java_issuers,
+	.free = java_free,
+};
+
 pg_consumer *
 pg_consumer_java(const char *keystore, const char *label)
 {
-	pg_consumer *c = consumer_new("Java");
+	pg_consumer *c = consumer_new("Java", &java_ops);
 	java_data *d = calloc(1, sizeof(*d));
 	FILE *f = fopen(keystore, "rb");
 	pg_buf data;
@@ -768,11 +787,6 @@ pg_consumer_java(const char *keystore, const char *label)
 		return NULL;
 	}
 	c->data = d;
-	c->trust = java_trust;
-	c->revoked = java_revoked;
-	c->can_distrust = java_can_distrust;
-	c->issuers = java_issuers;
-	c->free = java_free;
 	d->label = label;
 	ok = pg_java_keystore_read(bytes, len, "changeit", &d->certs, &d->aliases, err, sizeof(err));
 	free(bytes);

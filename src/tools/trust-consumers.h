@@ -28,8 +28,8 @@ typedef struct {
 	const char *purpose_name;      /* as the user wrote it */
 } pg_check_ctx;
 
-struct pg_consumer {
-	const char *name;
+/* What a consumer does; one table per kind of consumer. */
+typedef struct {
 	/* The consumer's trust in x, and why (one line) in why[size].
 	 * as_issuer: x signs the chain (a CA or self-signed), else x is the
 	 * end-entity certificate. PG_T_NA: the consumer cannot express it. */
@@ -40,9 +40,15 @@ struct pg_consumer {
 	               const ASN1_INTEGER *serial, char *why, size_t size);
 	/* Can it distrust x while trusting x's issuer? */
 	bool (*can_distrust)(pg_consumer *c, X509 *x, bool as_issuer);
-	/* Adds to out certificates the consumer holds that could issue x. */
+	/* Adds to out certificates the consumer holds that could issue x (may be NULL). */
 	void (*issuers)(pg_consumer *c, X509 *x, STACK_OF(X509) *out);
+	/* Frees data (may be NULL). */
 	void (*free)(pg_consumer *c);
+} pg_consumer_ops;
+
+struct pg_consumer {
+	const char *name;
+	const pg_consumer_ops *ops;
 	void *data;
 	char *note;                    /* said once in the report (owned), may be NULL */
 };
