@@ -24,6 +24,7 @@
 
 #include "import.h"
 #include "bcrypt-pbkdf.h"
+#include "be-reader.h"
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
@@ -35,43 +36,12 @@
 #define MAGIC "openssh-key-v1"
 #define MAX_MPINT 1025           /* bytes: RSA up to 8192 bits, with sign byte */
 
-typedef struct {
-	const uint8_t *data;
-	size_t len;
-	size_t off;                  /* never above len */
-	bool failed;
-} reader;
-
-static const uint8_t *
-get_bytes(reader *r, size_t n)
-{
-	const uint8_t *p;
-
-	if (r->failed || r->len - r->off < n) {
-		r->failed = true;
-		return NULL;
-	}
-	p = r->data + r->off;
-	r->off += n;
-	return p;
-}
-
-static uint32_t
-get_u32(reader *r)
-{
-	const uint8_t *p = get_bytes(r, 4);
-
-	if (p == NULL)
-		return 0;
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 /* A string's bytes (a view into the input) and length; NULL on failure. */
 static const uint8_t *
-get_string(reader *r, size_t *n)
+get_string(pg_be_reader *r, size_t *n)
 {
-	size_t len = get_u32(r);
-	const uint8_t *p = get_bytes(r, len);
+	size_t len = pg_be_u32(r);
+	const uint8_t *p = pg_be_bytes(r, len);
 
 	*n = p != NULL ? len : 0;
 	return p;
@@ -85,7 +55,7 @@ is(const uint8_t *s, size_t n, const char *text)
 
 /* A non-negative mpint (RFC 4251 §5) as a new BIGNUM; NULL on failure. */
 static BIGNUM *
-get_mpint(reader *r)
+get_mpint(pg_be_reader *r)
 {
 	size_t n;
 	const uint8_t *p = get_string(r, &n);
@@ -167,7 +137,7 @@ derive(pg_import *imp, const pg_import_options *opts, const cipher_info *c,
        const uint8_t *kdf, size_t kdf_len, const uint8_t *kdf_opts, size_t kdf_opts_len,
        uint8_t *key_iv)
 {
-	reader r = { kdf_opts, kdf_opts_len, 0, false };
+	pg_be_reader r = { kdf_opts, kdf_opts_len, 0, false };
 	unsigned max = opts->max_kdf_rounds ? opts->max_kdf_rounds : PG_IMPORT_DEFAULT_MAX_ROUNDS;
 	const p11glue_pin *pass;
 	const uint8_t *salt, *pw;
@@ -179,7 +149,7 @@ derive(pg_import *imp, const pg_import_options *opts, const cipher_info *c,
 		                      "OpenSSH key: unsupported key derivation '%.*s'",
 		                      (int)(kdf_len > 40 ? 40 : kdf_len), kdf ? (const char *)kdf : "");
 	salt = get_string(&r, &salt_len);
-	rounds = get_u32(&r);
+	rounds = pg_be_u32(&r);
 	if (r.failed || r.off != r.len || salt_len == 0 || salt_len > 1024 || rounds == 0)
 		return pg_import_fail(imp, PG_IMPORT_ERR_FORMAT, "OpenSSH key: bad bcrypt options");
 	if (rounds > max)
@@ -226,7 +196,7 @@ out:
 
 /* ssh-rsa: mpint n, e, d, iqmp, p, q (CRT exponents computed here). */
 static EVP_PKEY *
-read_rsa(reader *r)
+read_rsa(pg_be_reader *r)
 {
 	BIGNUM *n = get_mpint(r), *e = get_mpint(r), *d = get_mpint(r);
 	BIGNUM *iqmp = get_mpint(r), *p = get_mpint(r), *q = get_mpint(r);
@@ -278,7 +248,7 @@ static const struct {
 
 /* ecdsa-sha2-*: string curve, string Q, mpint d. */
 static EVP_PKEY *
-read_ecdsa(reader *r, const char *group, const char *curve)
+read_ecdsa(pg_be_reader *r, const char *group, const char *curve)
 {
 	size_t name_len, q_len;
 	const uint8_t *name = get_string(r, &name_len);
@@ -299,7 +269,7 @@ read_ecdsa(reader *r, const char *group, const char *curve)
 
 /* ssh-ed25519: string public (32), string secret (64: seed | public). */
 static EVP_PKEY *
-read_ed25519(reader *r)
+read_ed25519(pg_be_reader *r)
 {
 	size_t pk_len, sk_len, len = 32;
 	const uint8_t *pk = get_string(r, &pk_len);
@@ -320,7 +290,7 @@ read_ed25519(reader *r)
 
 /* The key of the private section; sets imp->error when it fails. */
 static pg_import_result
-read_key(reader *r, pg_import *imp, EVP_PKEY **key)
+read_key(pg_be_reader *r, pg_import *imp, EVP_PKEY **key)
 {
 	size_t type_len;
 	const uint8_t *type = get_string(r, &type_len);
@@ -362,8 +332,8 @@ static pg_import_result
 read_private(pg_import *imp, const uint8_t *data, size_t len, size_t block, bool encrypted,
              const uint8_t *pub, size_t pub_len)
 {
-	reader r = { data, len, 0, false };
-	uint32_t check1 = get_u32(&r), check2 = get_u32(&r);
+	pg_be_reader r = { data, len, 0, false };
+	uint32_t check1 = pg_be_u32(&r), check2 = pg_be_u32(&r);
 	const uint8_t *comment;
 	size_t comment_len, pad;
 	pg_buf blob;
@@ -416,7 +386,7 @@ read_private(pg_import *imp, const uint8_t *data, size_t len, size_t block, bool
 pg_import_result
 pg_import_openssh(const uint8_t *blob, size_t len, const pg_import_options *opts, pg_import *imp)
 {
-	reader r = { blob, len, 0, false };
+	pg_be_reader r = { blob, len, 0, false };
 	const uint8_t *cname, *kdf, *kdf_opts, *pub, *priv, *tag = NULL;
 	size_t cname_len, kdf_len, kdf_opts_len, pub_len, priv_len;
 	const cipher_info *c;
@@ -425,12 +395,12 @@ pg_import_openssh(const uint8_t *blob, size_t len, const pg_import_options *opts
 	pg_import_result rv;
 
 	imp->format = "OpenSSH private key";
-	if (get_bytes(&r, sizeof(MAGIC)) == NULL || memcmp(blob, MAGIC, sizeof(MAGIC)) != 0)
+	if (pg_be_bytes(&r, sizeof(MAGIC)) == NULL || memcmp(blob, MAGIC, sizeof(MAGIC)) != 0)
 		return pg_import_fail(imp, PG_IMPORT_ERR_FORMAT, "not an openssh-key-v1 private key");
 	cname = get_string(&r, &cname_len);
 	kdf = get_string(&r, &kdf_len);
 	kdf_opts = get_string(&r, &kdf_opts_len);
-	nkeys = get_u32(&r);
+	nkeys = pg_be_u32(&r);
 	if (r.failed)
 		return pg_import_fail(imp, PG_IMPORT_ERR_FORMAT, "OpenSSH key: truncated header");
 	if (nkeys != 1)
@@ -445,7 +415,7 @@ pg_import_openssh(const uint8_t *blob, size_t len, const pg_import_options *opts
 		                      "OpenSSH key: unsupported cipher '%.*s'",
 		                      (int)(cname_len > 40 ? 40 : cname_len), cname ? (const char *)cname : "");
 	if (c->tag_len > 0)
-		tag = get_bytes(&r, c->tag_len);
+		tag = pg_be_bytes(&r, c->tag_len);
 	if (r.failed || r.off != r.len)
 		return pg_import_fail(imp, PG_IMPORT_ERR_FORMAT,
 		                      r.failed ? "OpenSSH key: truncated" : "OpenSSH key: data after the key");

@@ -13,6 +13,7 @@
  */
 #include "config.h"
 
+#include "be-reader.h"
 #include "trust-consumers.h"
 
 #include <openssl/evp.h>
@@ -21,40 +22,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-	const unsigned char *p;
-	size_t len, off;
-	bool bad;
-} reader;
-
-static const unsigned char *
-take(reader *r, size_t n)
-{
-	const unsigned char *at;
-
-	if (r->bad || r->len < n || r->off > r->len - n) {
-		r->bad = true;
-		return NULL;
-	}
-	at = r->p + r->off;
-	r->off += n;
-	return at;
-}
-
-static uint32_t
-u32(reader *r)
-{
-	const unsigned char *b = take(r, 4);
-	return b ? (uint32_t)b[0] << 24 | (uint32_t)b[1] << 16 | (uint32_t)b[2] << 8 | b[3] : 0;
-}
-
-/* A u16-prefixed string; NULL (and r->bad) when it does not fit. */
+/* A u16-prefixed string; NULL (and r->failed) when it does not fit. */
 static char *
-utf(reader *r)
+utf(pg_be_reader *r)
 {
-	const unsigned char *b = take(r, 2);
-	size_t n = b ? (size_t)b[0] << 8 | b[1] : 0;
-	const unsigned char *s = take(r, n);
+	size_t n = pg_be_u16(r);
+	const unsigned char *s = pg_be_bytes(r, n);
 
 	return s ? (char *)pg_memdup0(s, n) : NULL;
 }
@@ -86,12 +59,12 @@ fail:
 
 /* One certificate of an entry; added to the lists when keep. */
 static bool
-jks_cert(reader *r, uint32_t version, const char *alias, bool keep, STACK_OF(X509) *certs,
+jks_cert(pg_be_reader *r, uint32_t version, const char *alias, bool keep, STACK_OF(X509) *certs,
          char ***aliases)
 {
 	char *type = version == 2 ? utf(r) : NULL;
-	uint32_t n = u32(r);
-	const unsigned char *der = take(r, n);
+	uint32_t n = pg_be_u32(r);
+	const unsigned char *der = pg_be_bytes(r, n);
 	bool ok = der != NULL && (version != 2 || (type && strcmp(type, "X.509") == 0));
 
 	free(type);
@@ -99,18 +72,18 @@ jks_cert(reader *r, uint32_t version, const char *alias, bool keep, STACK_OF(X50
 }
 
 static bool
-jks_entry(reader *r, uint32_t version, STACK_OF(X509) *certs, char ***aliases, char *err,
+jks_entry(pg_be_reader *r, uint32_t version, STACK_OF(X509) *certs, char ***aliases, char *err,
           size_t size)
 {
-	uint32_t tag = u32(r);
+	uint32_t tag = pg_be_u32(r);
 	char *alias = utf(r);
-	bool ok = alias != NULL && take(r, 8) != NULL;
+	bool ok = alias != NULL && pg_be_bytes(r, 8) != NULL;
 
 	if (ok && tag == 1) {
 		/* A private key entry: its chain is not a trust anchor. */
-		uint32_t klen = u32(r), chain;
-		ok = take(r, klen) != NULL;
-		chain = u32(r);
+		uint32_t klen = pg_be_u32(r), chain;
+		ok = pg_be_bytes(r, klen) != NULL;
+		chain = pg_be_u32(r);
 		for (uint32_t i = 0; ok && i < chain; i++)
 			ok = jks_cert(r, version, alias, false, certs, aliases);
 	} else if (ok && tag == 2) {
@@ -147,13 +120,13 @@ static bool
 read_jks(const unsigned char *data, size_t len, const char *password, STACK_OF(X509) *certs,
          char ***aliases, char *err, size_t size)
 {
-	reader r = { data, len, 0, false };
+	pg_be_reader r = { data, len, 0, false };
 	uint32_t version, count;
 
-	u32(&r);
-	version = u32(&r);
-	count = u32(&r);
-	if (r.bad || (version != 1 && version != 2)) {
+	pg_be_u32(&r);
+	version = pg_be_u32(&r);
+	count = pg_be_u32(&r);
+	if (r.failed || (version != 1 && version != 2)) {
 		snprintf(err, size, "unknown JKS version");
 		return false;
 	}
