@@ -281,7 +281,7 @@ file_fact(pg_setup_status *st, const char *key, const module_file *f)
 	value = pg_conf_map_get(&all, "module");
 	ok = compare(f, &all, &mine) == 1;
 	if (value == NULL)
-		snprintf(text, sizeof(text), "(not registered)");
+		snprintf(text, sizeof(text), "(no module: line in %s)", f->path);
 	else
 		snprintf(text, sizeof(text), "%s%s (%s)", value[0] ? value : "(empty: disabled)",
 		         ok ? "" : ", not p11glue's setting",

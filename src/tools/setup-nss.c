@@ -507,9 +507,14 @@ status(const pg_setup_env *env, pg_setup_status *st)
 		if (path != NULL && pg_setup_read(&scratch, path, &text, &exists, &mode)) {
 			n_db++;
 			scan(text, NULL, &ours, &theirs);
-			snprintf(fact, sizeof(fact), "%s: %s", d.dirs[i],
-			         ours.library ? ours.library : "(no module named '" NAME "')");
-			n_ok += ours.library != NULL;
+			if (ours.library != NULL && is_p11glue(ours.library))
+				snprintf(fact, sizeof(fact), "%s: %s", d.dirs[i], ours.library);
+			else if (ours.library != NULL)
+				snprintf(fact, sizeof(fact), "%s: %s (a module of yours named '" NAME "')",
+				         d.dirs[i], ours.library);
+			else
+				snprintf(fact, sizeof(fact), "%s: (no module named '" NAME "')", d.dirs[i]);
+			n_ok += ours.library != NULL && is_p11glue(ours.library);
 			pg_setup_fact(st, "database", fact);
 			entry_clear(&ours);
 			free(theirs);
