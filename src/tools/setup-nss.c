@@ -393,8 +393,21 @@ run(char *const argv[])
 		_exit(127);
 	}
 	close(fds[1]);
-	while ((n = read(fds[0], out + len, sizeof(out) - 1 - len)) > 0 || (n < 0 && errno == EINTR))
-		len += n > 0 ? (size_t)n : 0;
+	/* Keeps the first 4 KiB, drains the rest (a full pipe would stall it). */
+	for (;;) {
+		char spill[512];
+
+		if (len < sizeof(out) - 1)
+			n = read(fds[0], out + len, sizeof(out) - 1 - len);
+		else
+			n = read(fds[0], spill, sizeof(spill));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (len < sizeof(out) - 1)
+			len += (size_t)n;
+	}
 	close(fds[0]);
 	out[len] = 0;
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -488,6 +501,11 @@ status(const pg_setup_env *env, pg_setup_status *st)
 	nss_dbs d;
 	nss_entry ours;
 	char *path, *text, *theirs, fact[PATH_MAX + 64];
+	static const char *const keys[MAX_DBS] = {
+		"database 1", "database 2", "database 3", "database 4", "database 5", "database 6",
+		"database 7", "database 8", "database 9", "database 10", "database 11",
+		"database 12", "database 13", "database 14", "database 15", "database 16",
+	};
 	size_t n_db = 0, n_ok = 0;
 	bool exists;
 	mode_t mode;
@@ -515,7 +533,7 @@ status(const pg_setup_env *env, pg_setup_status *st)
 			else
 				snprintf(fact, sizeof(fact), "%s: (no module named '" NAME "')", d.dirs[i]);
 			n_ok += ours.library != NULL && is_p11glue(ours.library);
-			pg_setup_fact(st, "database", fact);
+			pg_setup_fact(st, keys[n_db - 1], fact);
 			entry_clear(&ours);
 			free(theirs);
 		}
@@ -523,7 +541,7 @@ status(const pg_setup_env *env, pg_setup_status *st)
 		free(path);
 	}
 	if (n_db == 0)
-		pg_setup_fact(st, "database", "(none yet)");
+		pg_setup_fact(st, "database 1", "(none yet)");
 	pg_setup_fact(st, "modutil", access("/usr/bin/modutil", X_OK) == 0 ? "/usr/bin/modutil"
 	                                                                  : "not installed");
 	st->state = n_db > 0 && n_ok == n_db ? "configured"

@@ -20,8 +20,8 @@ firefox=$HOME/.mozilla/firefox
 profile=$firefox/abcd1234.default-release
 opensc=/usr/lib/x86_64-linux-gnu/opensc-pkcs11.so
 # modules DB: the module names modutil lists.
-modules() { timeout 120 modutil -dbdir "sql:$1" -list 2>&1 | sed -n 's/^ *[0-9]*\. //p'; }
-certs() { timeout 300 certutil -d "sql:$1" -L -h all 2>&1; }
+modules() { client modutil -dbdir "sql:$1" -list 2>&1 | sed -n 's/^ *[0-9]*\. //p'; }
+certs() { client certutil -d "sql:$1" -L -h all 2>&1; }
 # texts: the module lists of both databases, as files.
 texts() { snapshot "$chromium/pkcs11.txt" "$profile/pkcs11.txt"; }
 
@@ -45,12 +45,12 @@ printf '[Install4F96D1932A9F858E]\nDefault=abcd1234.default-release\n\n[Profile1
 	>"$firefox/profiles.ini"
 certutil -N -d "sql:$profile" --empty-password
 if [ -r "$opensc" ]; then
-	modutil -dbdir "sql:$profile" -add mine -libfile "$opensc" -force >/dev/null 2>&1
+	client modutil -dbdir "sql:$profile" -add mine -libfile "$opensc" -force >/dev/null 2>&1
 fi
 orig_profile=$(snapshot "$profile/pkcs11.txt")
 
 run cli status --nss
-has "status: not configured" "$out" "nss: not configured*database: $profile: (no module named 'p11glue')*"
+has "status: not configured" "$out" "nss: not configured*database [0-9]*: $profile: (no module named 'p11glue')*"
 run cli setup --nss --dry-run
 status "setup --nss --dry-run" 0
 same "... prints the modules to add" "$out" "nss: would create $chromium/pkcs11.txt
@@ -62,7 +62,7 @@ nss: would change $profile/pkcs11.txt
 has "... says ~/.pki/nssdb is made, and the profile not used yet" "$err" "*$chromium is made first, an empty NSS database without a password*unused.default: no NSS database yet*"
 same "... and changes nothing" "$(ls -A "$HOME/.pki" 2>/dev/null; snapshot "$profile/pkcs11.txt")" "$orig_profile"
 dry=$out
-run cli setup --nss
+run client_cli setup --nss
 status "setup --nss" 0
 same "... does what the dry run said" "$out" "$(sed 's/would create/created/; s/would change/changed/' <<<"$dry")"
 for db in "$chromium" "$profile"; do
@@ -76,50 +76,50 @@ has "... the user's module stays" "$(modules "$profile")" "*mine*"
 same "~/.pki/nssdb is private" "$(stat -c %a "$chromium")" 700
 has "... and an NSS database" "$(ls "$chromium")" "*cert9.db*key4.db*pkcs11.txt*"
 before=$(texts)
-run cli setup --nss
+run client_cli setup --nss
 same "a second run changes nothing" "$out" "nss: nothing to change"
 same "... on disk" "$(texts)" "$before"
 run cli status --nss
-has "status: configured" "$out" "nss: configured*database: $chromium: $proxy_module*database: $profile: $proxy_module*"
+has "status: configured" "$out" "nss: configured*database [0-9]*: $chromium: $proxy_module*database [0-9]*: $profile: $proxy_module*"
 run cli setup --nss --undo --dry-run
 has "undo --dry-run shows the module going" "$out" "nss: would change $chromium/pkcs11.txt*  - library=$proxy_module*  - name=p11glue*"
 same "... and changes nothing" "$(texts)" "$before"
-run cli setup --nss --undo
+run client_cli setup --nss --undo
 status "undo" 0
 for db in "$chromium" "$profile"; do
 	lacks "... modutil -list no longer shows it in $(basename "$db")" "$(modules "$db")" "*p11glue*"
 	lacks "... certutil -L no longer lists the store's certificate in $(basename "$db")" "$(certs "$db")" "*setup:web*"
 done
 same "... the profile's module list is as it was, byte for byte" "$(snapshot "$profile/pkcs11.txt")" "$orig_profile"
-run cli setup --nss --undo
+run client_cli setup --nss --undo
 same "a second undo has nothing to do" "$out" "nss: nothing to change"
 
 # A module of the user's named p11glue that is not p11glue's: a conflict.
 printf 'library=/opt/other/pkcs11.so\nname=p11glue\n\n' >>"$profile/pkcs11.txt"
 before=$(texts)
-run cli setup --nss
+run client_cli setup --nss
 status "a module of the user's named p11glue is a conflict" 1
 has "... named" "$err" "*$profile: a module of yours is named 'p11glue' (library /opt/other/pkcs11.so)*nothing was changed*"
 same "... and nothing changed, in either database" "$(texts)" "$before"
-run cli setup --nss --undo
+run client_cli setup --nss --undo
 same "... undo leaves it alone" "$(texts)" "$before"
 run cli status --nss
 has "... status: not configured, the user's module named" "$out" "nss: not configured*$profile: /opt/other/pkcs11.so (a module of yours named 'p11glue')*"
-modutil -dbdir "sql:$profile" -delete p11glue -force >/dev/null 2>&1
+client modutil -dbdir "sql:$profile" -delete p11glue -force >/dev/null 2>&1
 same "(the user's module removed again)" "$(snapshot "$profile/pkcs11.txt")" "$orig_profile"
 
 # The user's own registration of the proxy under another name counts.
-modutil -dbdir "sql:$profile" -add theirs -libfile "$proxy_module" -force >/dev/null 2>&1
+client modutil -dbdir "sql:$profile" -add theirs -libfile "$proxy_module" -force >/dev/null 2>&1
 run cli setup --nss --dry-run
 lacks "the proxy registered by the user under another name leaves that database alone" "$out" "*$profile*"
-modutil -dbdir "sql:$profile" -delete theirs -force >/dev/null 2>&1
+client modutil -dbdir "sql:$profile" -delete theirs -force >/dev/null 2>&1
 
 # A legacy database (cert8.db only) is a problem: nothing is done.
 mkdir -p "$firefox/old.profile"
 : >"$firefox/old.profile/cert8.db"
 : >"$firefox/old.profile/secmod.db"
 before=$(texts)
-run cli setup --nss
+run client_cli setup --nss
 status "a legacy cert8.db profile stops the target" 1
 has "... saying so" "$err" "*old.profile holds a legacy NSS database (cert8.db, secmod.db)*nothing was changed*"
 same "... and nothing changed" "$(texts)" "$before"

@@ -19,7 +19,7 @@ cnf=$XDG_CONFIG_HOME/p11glue/openssl-pkcs11.cnf
 # its configuration (in a shell of its own, which reports a crash of the
 # engine to $err rather than to the test's output).
 sign() {
-	run bash -c '"$@"; exit $?' sign env OPENSSL_CONF="$1" timeout 120 openssl dgst -sha256 -engine pkcs11 \
+	run bash -c '"$@"; exit $?' sign "${client_env[@]}" OPENSSL_CONF="$1" timeout 120 openssl dgst -sha256 -engine pkcs11 \
 		-keyform engine -sign "pkcs11:token=setup;object=signer;type=private?pin-source=file:$tmp/pin" \
 		-out "$2" "$tmp/doc"
 }

@@ -56,7 +56,7 @@ else
 fi
 same "... and changes nothing" "$(files)" "$orig"
 dry=$out
-run cli setup
+run client_cli setup
 status "setup (every target)" 0
 same "... does what the dry run said" "$out" "$(sed 's/would create/created/' <<<"$dry")"
 run cli status
@@ -72,13 +72,13 @@ if command -v python3 >/dev/null; then
 fi
 before=$(files)
 has "(the snapshot holds what setup made)" "$before" "*p11glue-store.module*openssl-pkcs11.cnf*"
-run cli setup
+run client_cli setup
 status "a second run" 0
 for t in modules ssh openssl; do
 	has "... $t: nothing to change" "$out" "*$t: nothing to change*"
 done
 same "... changes nothing" "$(files)" "$before"
-run cli setup --undo
+run client_cli setup --undo
 status "setup --undo (every target)" 0
 same "... removes every file p11glue made (NSS's ~/.pki/nssdb stays)" \
 	"$(files | sed '/^== .*\/\.pki\/nssdb\//,/^==$/d')" "$orig"
@@ -88,12 +88,12 @@ lacks "... status: nothing configured" "$out" "*: configured*"
 # A conflict in one target: that one changes nothing, the others go on.
 mkdir -p "$HOME/.ssh"
 printf 'PKCS11Provider /opt/mine.so\n' >"$HOME/.ssh/config"
-run cli setup
+run client_cli setup
 status "a conflict in one target: exit status 1" 1
 has "... that target says so" "$err" "*ssh: *PKCS11Provider /opt/mine.so for every host*ssh: nothing was changed*"
 has "... the others are set up" "$out" "*modules: created*openssl: created*"
 same "... the user's file untouched" "$(cat "$HOME/.ssh/config")" "PKCS11Provider /opt/mine.so"
-run cli setup --undo
+run client_cli setup --undo
 status "... undo" 0
 rm "$HOME/.ssh/config"
 
