@@ -32,6 +32,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -266,13 +267,58 @@ scan(const char *text, const char *module, nss_entry *ours, char **theirs)
  * Planning
  */
 
+/* Adds the edit of *path (taken): ours' lines go, module's are added. */
+static bool
+add_edit(pg_setup_plan *plan, char **path, bool existed, const nss_entry *ours,
+         const char *module)
+{
+	pg_setup_edit *e;
+
+	if (plan->n == PG_SETUP_MAX_EDITS) {
+		pg_setup_problem(plan, "too many NSS databases");
+		return true;
+	}
+	e = &plan->edits[plan->n++];
+	memset(e, 0, sizeof(*e));
+	e->path = *path;
+	*path = NULL;
+	e->existed = existed;
+	e->mode = 0600;
+	pg_buf_init(&e->added);
+	pg_buf_init(&e->removed);
+	if (ours->name != NULL)
+		pg_buf_add(&e->removed, ours->lines.data, ours->lines.len);
+	if (module != NULL)
+		pg_buf_printf(&e->added, "library=%s\nname=" NAME "\n", module);
+	/* What apply does is modutil's; new_text only says the file stays. */
+	e->new_text = strdup("");
+	return e->new_text != NULL && !e->added.failed && !e->removed.failed;
+}
+
+/* True when Firefox runs with the profile in dir: its "lock" link reads
+ * "ADDRESS:+PID" and that process is alive. */
+static bool
+firefox_running(const char *dir)
+{
+	char *lock = pg_setup_join(dir, "lock"), target[256], *plus;
+	ssize_t n = lock ? readlink(lock, target, sizeof(target) - 1) : -1;
+	long pid;
+
+	free(lock);
+	if (n <= 0)
+		return false;
+	target[n] = 0;
+	plus = strrchr(target, '+');
+	pid = plus ? strtol(plus + 1, NULL, 10) : 0;
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
 /* The edit of one database: pkcs11.txt as modutil will leave it. */
 static bool
 plan_db(pg_setup_plan *plan, const char *dir, bool create, const char *module, bool undo)
 {
 	char *path = pg_setup_join(dir, "pkcs11.txt"), *text = NULL, *theirs = NULL;
 	nss_entry ours = { 0 };
-	pg_setup_edit *e;
 	bool exists, sql = is_file(dir, "cert9.db");
 	mode_t mode;
 	bool ok = true;
@@ -304,25 +350,10 @@ plan_db(pg_setup_plan *plan, const char *dir, bool create, const char *module, b
 		                 ours.library ? ours.library : "(none)", dir);
 		goto out;
 	}
-	if (plan->n == PG_SETUP_MAX_EDITS) {
-		pg_setup_problem(plan, "too many NSS databases");
-		goto out;
-	}
-	e = &plan->edits[plan->n++];
-	memset(e, 0, sizeof(*e));
-	e->path = path;
-	path = NULL;
-	e->existed = sql;
-	e->mode = 0600;
-	pg_buf_init(&e->added);
-	pg_buf_init(&e->removed);
-	if (ours.name != NULL)
-		pg_buf_add(&e->removed, ours.lines.data, ours.lines.len);
-	if (!undo)
-		pg_buf_printf(&e->added, "library=%s\nname=" NAME "\n", module);
-	/* What apply does is modutil's; new_text only says the file stays. */
-	e->new_text = strdup("");
-	ok = e->new_text != NULL && !e->added.failed && !e->removed.failed;
+	ok = add_edit(plan, &path, sql, &ours, undo ? NULL : module);
+	if (firefox_running(dir))
+		pg_setup_note(plan, "warning: Firefox runs with %s: close it, or it may not see "
+		              "the change", dir);
 	if (!sql)
 		pg_setup_note(plan, "%s is made first, an empty NSS database without a password "
 		              "(certutil -N --empty-password)", dir);

@@ -79,10 +79,11 @@ count_line(const char *line, size_t number, void *data)
 	return 0;
 }
 
-static bool
-plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
+/* Plans path to hold the configuration naming module and engine. */
+static void
+plan_cnf(pg_setup_plan *p, const char *path, const char *text, bool exists, mode_t mode,
+         const char *module, const char *engine)
 {
-	char *path = cnf_path(env), *text = NULL, *module = NULL, *engine = NULL;
 	char engine_line[PATH_MAX + 32], module_line[PATH_MAX + 32];
 	const char *lines[] = {
 		"openssl_conf = p11glue_openssl_init",
@@ -97,8 +98,31 @@ plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 		"engine_id = pkcs11",
 		engine_line,
 		module_line,
+		/* The module is loaded when a program asks for the engine only. */
 		"init = 0",
 	};
+
+	snprintf(engine_line, sizeof(engine_line), "dynamic_path = %s", engine);
+	snprintf(module_line, sizeof(module_line), "MODULE_PATH = %s", module);
+	if (!pg_setup_plan_block(p, path, text, exists, mode, lines, PG_N_ELEMENTS(lines)))
+		pg_setup_problem(p, "out of memory");
+	if (access(engine, R_OK) != 0)
+		pg_setup_note(p, "warning: the engine %s is not installed (Debian: apt install "
+		              "libengine-pkcs11-openssl)", engine);
+	if (access(module, R_OK) != 0)
+		pg_setup_note(p, "warning: the module %s is not there (yet)", module);
+	if (p->n > 0 && p->problems.len == 0) {
+		pg_setup_note(p, "use it with: OPENSSL_CONF=%s openssl ... -engine pkcs11 "
+		              "-keyform engine -key 'pkcs11:token=...;object=...;type=private'", path);
+		pg_setup_note(p, "or put '.include %s' at the top of an OpenSSL configuration of "
+		              "yours that does not set openssl_conf itself", path);
+	}
+}
+
+static bool
+plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
+{
+	char *path = cnf_path(env), *text = NULL, *module = NULL, *engine = NULL;
 	size_t user_lines = 0;
 	bool exists;
 	mode_t mode;
@@ -127,23 +151,8 @@ plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 	}
 	module = pg_setup_chosen_module(env, p, false);
 	engine = engine_path();
-	if (module == NULL || engine == NULL)
-		goto out;
-	snprintf(engine_line, sizeof(engine_line), "dynamic_path = %s", engine);
-	snprintf(module_line, sizeof(module_line), "MODULE_PATH = %s", module);
-	if (!pg_setup_plan_block(p, path, text, exists, mode, lines, PG_N_ELEMENTS(lines)))
-		pg_setup_problem(p, "out of memory");
-	if (access(engine, R_OK) != 0)
-		pg_setup_note(p, "warning: the engine %s is not installed (Debian: apt install "
-		              "libengine-pkcs11-openssl)", engine);
-	if (access(module, R_OK) != 0)
-		pg_setup_note(p, "warning: the module %s is not there (yet)", module);
-	if (p->n > 0 && p->problems.len == 0) {
-		pg_setup_note(p, "use it with: OPENSSL_CONF=%s openssl ... -engine pkcs11 "
-		              "-keyform engine -key 'pkcs11:token=...;object=...;type=private'", path);
-		pg_setup_note(p, "or put '.include %s' at the top of an OpenSSL configuration of "
-		              "yours that does not set openssl_conf itself", path);
-	}
+	if (module != NULL && engine != NULL)
+		plan_cnf(p, path, text, exists, mode, module, engine);
 out:
 	free(engine);
 	free(module);

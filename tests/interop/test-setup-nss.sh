@@ -125,6 +125,16 @@ has "... saying so" "$err" "*old.profile holds a legacy NSS database (cert8.db, 
 same "... and nothing changed" "$(texts)" "$before"
 rm -rf "$firefox/old.profile"
 
+# Firefox running with a profile (its lock link names a live process).
+ln -s "127.0.0.1:+$$" "$profile/lock"
+run cli setup --nss --dry-run
+has "a running Firefox is warned about" "$err" "*warning: Firefox runs with $profile: close it*"
+rm "$profile/lock"
+ln -s "127.0.0.1:+999999999" "$profile/lock"
+run cli setup --nss --dry-run
+lacks "... a stale lock is not" "$err" "*Firefox runs with*"
+rm "$profile/lock"
+
 # No --system form.
 run cli setup --nss --system
 status "setup --nss --system is refused" 2
