@@ -18,7 +18,8 @@
  * modutil adds to pkcs11.txt or removes from it. A module of the user's
  * named "p11glue" that is not a p11glue module is a conflict; a module
  * of the user's under another name with the same library leaves nothing
- * to do. A database in the legacy format (cert8.db and secmod.db only)
+ * to do; --undo deletes "p11glue" when it names a p11glue module, so
+ * --module takes p11glue's modules only. A database in the legacy format (cert8.db and secmod.db only)
  * is a problem to solve first. --undo leaves ~/.pki/nssdb in place, an
  * empty database as Chromium would make it.
  */
@@ -45,12 +46,12 @@ static void
 describe(FILE *out)
 {
 	fprintf(out,
-	        "  --nss      NSS (Chromium, Firefox): the proxy module (--module: that file) is\n"
-	        "             added as '" NAME "' with modutil to ~/.pki/nssdb (made when\n"
-	        "             missing, empty password) and to each Firefox profile in\n"
-	        "             ~/.mozilla/firefox; --undo deletes it again. Close Firefox\n"
-	        "             first. A module of yours named '" NAME "' is reported and left\n"
-	        "             alone. There is no --system form.\n");
+	        "  --nss      NSS (Chromium, Firefox): the proxy module (--module: another of\n"
+	        "             p11glue's) is added as '" NAME "' with modutil to ~/.pki/nssdb\n"
+	        "             (made when missing, empty password) and to each Firefox\n"
+	        "             profile in ~/.mozilla/firefox; --undo deletes it again. Close\n"
+	        "             Firefox first. A module of yours named '" NAME "' is reported\n"
+	        "             and left alone. There is no --system form.\n");
 }
 
 static bool
@@ -379,6 +380,13 @@ plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 		goto out;
 	if (!undo && (module = pg_setup_chosen_module(env, p, true)) == NULL)
 		goto out;
+	/* The entry's name marks it as p11glue's only with a library of ours:
+	 * another would be taken for the user's by --undo. */
+	if (module != NULL && !is_p11glue(module)) {
+		pg_setup_problem(p, "--module %s: NSS gets p11glue's modules only (p11glue-*.so); "
+		                 "add another with modutil -add", module);
+		goto out;
+	}
 	for (size_t i = 0; i < d.n; i++) {
 		if (!plan_db(p, d.dirs[i], d.create[i], module, undo))
 			pg_setup_problem(p, "out of memory");

@@ -135,6 +135,15 @@ run cli setup --nss --dry-run
 lacks "... a stale lock is not" "$err" "*Firefox runs with*"
 rm "$profile/lock"
 
+# --module: p11glue's modules only (the name marks the entry as p11glue's).
+run cli setup --nss --module "$store_module" --dry-run
+has "--module names the store" "$out" "*library=$store_module*"
+if [ -r "$opensc" ]; then
+	run cli setup --nss --module "$opensc" --dry-run
+	status "--module of another library is refused" 1
+	has "... saying why" "$err" "*NSS gets p11glue's modules only*"
+fi
+
 # No --system form.
 run cli setup --nss --system
 status "setup --nss --system is refused" 2
