@@ -34,12 +34,13 @@ describe(FILE *out)
 {
 	fprintf(out,
 	        "  --ssh      OpenSSH's client: ~/.ssh/config (with --system\n"
-	        "             " SYSTEM_FILE ", which Debian's ssh_config includes)\n"
-	        "             ends with 'Host *' and 'PKCS11Provider' naming the store module\n"
-	        "             (--proxy: the proxy). At the end, it applies to every host but\n"
-	        "             never overrides settings of yours (the first value wins). A\n"
-	        "             PKCS11Provider of your own for every host naming another module\n"
-	        "             is reported and left alone; nothing is changed then.\n");
+	        "             " SYSTEM_FILE ", which Debian's ssh_config\n"
+	        "             includes) ends with 'Host *' and 'PKCS11Provider' naming the\n"
+	        "             store module (--proxy: the proxy). At the end it applies to\n"
+	        "             every host but never overrides settings of yours (the first\n"
+	        "             value wins). A PKCS11Provider of your own for every host\n"
+	        "             naming another module is reported and left alone; nothing is\n"
+	        "             changed then.\n");
 }
 
 static char *
