@@ -11,7 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* In the order a set-up of every target runs them: the registry first,
+ * since the proxy that NSS loads reads it. */
 static const pg_setup_target *const targets[] = {
+	&pg_setup_modules,
+	&pg_setup_ssh,
+	&pg_setup_openssl,
+	&pg_setup_nss,
 	&pg_setup_gnupg,
 };
 
@@ -24,7 +30,9 @@ enum {
 	OPT_UNDO = 'u',
 	OPT_MODULE = 'M',
 	OPT_PROXY = 'P',
-	OPT_JSON = 'j'
+	OPT_JSON = 'j',
+	OPT_USER = 'U',
+	OPT_SYSTEM = 'S'
 };
 
 /*
@@ -68,7 +76,7 @@ list_targets(FILE *out, bool describe)
 		if (describe)
 			targets[i]->describe(out);
 		else
-			fprintf(out, "  --%-9s %s\n", targets[i]->name, targets[i]->summary);
+			fprintf(out, "  --%-8s %s\n", targets[i]->name, targets[i]->summary);
 	}
 }
 
@@ -80,27 +88,34 @@ static void
 setup_usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: p11glue setup TARGET... [--dry-run] [--undo] [--module PATH | --proxy]\n"
+	        "Usage: p11glue setup [TARGET...] [--user | --system] [--dry-run] [--undo]\n"
+	        "                     [--module PATH | --proxy]\n"
 	        "\n"
 	        "Sets up other programs to use p11glue's modules by adding lines to\n"
-	        "their configuration files. The lines p11glue adds sit between two\n"
-	        "comment lines that name p11glue and the target; every other line is\n"
-	        "yours and is never changed. A second run changes nothing; --undo\n"
-	        "removes exactly p11glue's lines (and a file that holds nothing else).\n"
-	        "When a line of yours conflicts with what the target needs, the target\n"
-	        "changes nothing and says which line. Files are replaced whole (a\n"
-	        "temporary file renamed over them), keeping their permissions; new\n"
-	        "files are readable by you only.\n"
+	        "their configuration files; without a TARGET, every target (one whose\n"
+	        "program is not installed is left out with a note). The lines p11glue\n"
+	        "adds sit between two comment lines that name p11glue and the target;\n"
+	        "every other line is yours and is never changed. A second run changes\n"
+	        "nothing; --undo removes exactly p11glue's lines (and a file that holds\n"
+	        "nothing else). When a line of yours conflicts with what the target\n"
+	        "needs, the target changes nothing and says which line. Files are\n"
+	        "replaced whole (a temporary file renamed over them), keeping their\n"
+	        "permissions; new files are readable by you only (with --system, by\n"
+	        "everyone).\n"
 	        "\n"
 	        "Targets:\n");
 	list_targets(out, true);
 	fprintf(out,
 	        "\n"
 	        "Options:\n"
+	        "  --user         your own configuration (the default)\n"
+	        "  --system       the configuration of every user of this system (as\n"
+	        "                 root); targets without one are left out of a set-up of\n"
+	        "                 every target, and are an error when named\n"
 	        "  --dry-run      print exactly what would change (\"+\" lines added, \"-\"\n"
 	        "                 lines removed) and change nothing\n"
 	        "  --undo         remove what setup added\n"
-	        "  --module PATH  name this module file rather than the key store's\n"
+	        "  --module PATH  name this module file rather than the target's default\n"
 	        "  --proxy        name the proxy module (p11glue-proxy.so, every registered\n"
 	        "                 module's tokens) rather than the key store's\n"
 	        "  -h, --help     show this help\n"
@@ -108,13 +123,15 @@ setup_usage(FILE *out)
 	        "'p11glue status' shows what is set up.\n"
 	        "\n"
 	        "Exit status: 0 done, or nothing to do; 1 a conflict or a file that\n"
-	        "cannot be read or written (that target changed nothing); 2 a usage\n"
-	        "error.\n"
+	        "cannot be read or written (that target changed nothing; the others\n"
+	        "went on); 2 a usage error.\n"
 	        "\n"
 	        "Examples:\n"
-	        "  p11glue setup --gnupg --dry-run\n"
-	        "  p11glue setup --gnupg\n"
-	        "  p11glue setup --gnupg --undo\n");
+	        "  p11glue setup --dry-run\n"
+	        "  p11glue setup\n"
+	        "  p11glue setup --ssh --nss\n"
+	        "  p11glue setup --gnupg --undo\n"
+	        "  sudo p11glue setup --system --modules\n");
 }
 
 typedef struct {
@@ -139,6 +156,12 @@ setup_take(int opt, const char *arg, void *data)
 		return -1;
 	case OPT_PROXY:
 		a->env.proxy = true;
+		return -1;
+	case OPT_USER:
+		a->env.system = false;
+		return -1;
+	case OPT_SYSTEM:
+		a->env.system = true;
 		return -1;
 	case OPT_HELP:
 		setup_usage(stdout);
@@ -228,26 +251,44 @@ pg_cmd_setup(int argc, char **argv)
 		{ "undo", no_argument, NULL, OPT_UNDO },
 		{ "module", required_argument, NULL, OPT_MODULE },
 		{ "proxy", no_argument, NULL, OPT_PROXY },
+		{ "user", no_argument, NULL, OPT_USER },
+		{ "system", no_argument, NULL, OPT_SYSTEM },
 		{ "help", no_argument, NULL, OPT_HELP },
 	};
 	bool selected[N_TARGETS] = { false };
 	setup_args a = { 0 };
 	size_t n_selected = 0;
+	const char *why;
 	int status = parse(argc, argv, fixed, PG_N_ELEMENTS(fixed), selected, setup_take, &a);
 
 	if (status != -1)
 		return status;
 	for (size_t i = 0; i < N_TARGETS; i++)
 		n_selected += selected[i];
-	if (n_selected == 0)
-		return pg_tool_usage_error(argv[0], "name a target (--gnupg)");
 	if (a.env.module != NULL && a.env.proxy)
 		return pg_tool_usage_error(argv[0], "--module and --proxy exclude each other");
 	if (a.undo && (a.env.module != NULL || a.env.proxy))
 		return pg_tool_usage_error(argv[0], "--undo takes no --module or --proxy");
+	for (size_t i = 0; i < N_TARGETS; i++) {
+		if (selected[i] && a.env.system && !targets[i]->system)
+			return pg_tool_usage_error(argv[0], "--%s has no --system form: its files "
+			                           "are each user's own; run it as that user",
+			                           targets[i]->name);
+	}
 	status = PG_EXIT_OK;
 	for (size_t i = 0; i < N_TARGETS; i++) {
-		if (selected[i] && setup_one(targets[i], &a) != PG_EXIT_OK)
+		if (n_selected > 0 && !selected[i])
+			continue;
+		if (n_selected == 0 && a.env.system && !targets[i]->system) {
+			pg_tool_error("%s: left out: it has no --system form", targets[i]->name);
+			continue;
+		}
+		why = n_selected == 0 && targets[i]->unavailable ? targets[i]->unavailable() : NULL;
+		if (why != NULL) {
+			pg_tool_error("%s: left out: %s", targets[i]->name, why);
+			continue;
+		}
+		if (setup_one(targets[i], &a) != PG_EXIT_OK)
 			status = PG_EXIT_FAIL;
 	}
 	return status;
@@ -261,7 +302,7 @@ static void
 status_usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: p11glue status [TARGET...] [--json]\n"
+	        "Usage: p11glue status [TARGET...] [--user | --system] [--json]\n"
 	        "\n"
 	        "Shows, for each target of 'p11glue setup' (or those named), whether it\n"
 	        "is configured, partly configured or not configured, and the facts\n"
@@ -274,19 +315,27 @@ status_usage(FILE *out)
 	fprintf(out,
 	        "\n"
 	        "Options:\n"
+	        "  --user      your own configuration (the default)\n"
+	        "  --system    the configuration of every user (targets that have one)\n"
 	        "  --json      one JSON object, a member per target\n"
 	        "  -h, --help  show this help\n"
 	        "\n"
 	        "Exit status: 0 (whatever the state), 2 a usage error.\n");
 }
 
+typedef struct {
+	bool json, system;
+} status_args;
+
 static int
 status_take(int opt, const char *arg, void *data)
 {
-	bool *json = data;
+	status_args *a = data;
 
-	if (opt == OPT_JSON) {
-		*json = true;
+	(void)arg;
+	if (opt == OPT_JSON || opt == OPT_USER || opt == OPT_SYSTEM) {
+		a->json = a->json || opt == OPT_JSON;
+		a->system = opt == OPT_USER ? false : opt == OPT_SYSTEM ? true : a->system;
 		return -1;
 	}
 	if (opt == OPT_HELP) {
@@ -301,23 +350,33 @@ pg_cmd_status(int argc, char **argv)
 {
 	static const struct option fixed[] = {
 		{ "json", no_argument, NULL, OPT_JSON },
+		{ "user", no_argument, NULL, OPT_USER },
+		{ "system", no_argument, NULL, OPT_SYSTEM },
 		{ "help", no_argument, NULL, OPT_HELP },
 	};
-	bool selected[N_TARGETS] = { false }, json = false, any = false;
+	bool selected[N_TARGETS] = { false }, any = false, json;
+	status_args a = { 0 };
 	pg_setup_env env = { 0 };
 	pg_setup_status st;
 	pg_json out;
-	int status = parse(argc, argv, fixed, PG_N_ELEMENTS(fixed), selected, status_take, &json);
+	int status = parse(argc, argv, fixed, PG_N_ELEMENTS(fixed), selected, status_take, &a);
 
 	if (status != -1)
 		return status;
+	json = a.json;
+	env.system = a.system;
+	for (size_t i = 0; i < N_TARGETS; i++) {
+		if (selected[i] && env.system && !targets[i]->system)
+			return pg_tool_usage_error(argv[0], "--%s has no --system form",
+			                           targets[i]->name);
+	}
 	for (size_t i = 0; i < N_TARGETS; i++)
 		any = any || selected[i];
 	pg_json_init(&out, stdout);
 	if (json)
 		pg_json_begin_object(&out);
 	for (size_t i = 0; i < N_TARGETS; i++) {
-		if (any && !selected[i])
+		if ((any && !selected[i]) || (!any && env.system && !targets[i]->system))
 			continue;
 		memset(&st, 0, sizeof(st));
 		targets[i]->status(&env, &st);

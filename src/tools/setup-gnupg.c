@@ -382,9 +382,18 @@ out:
 	pg_setup_plan_clear(&scratch);
 }
 
+static const char *
+unavailable(void)
+{
+	return access(SCD_PROGRAM, X_OK) == 0 ? NULL
+	       : SCD_PROGRAM " is not installed (Debian: apt install gnupg-pkcs11-scd)";
+}
+
 const pg_setup_target pg_setup_gnupg = {
 	.name = TARGET,
 	.summary = "GnuPG (gpg-agent with gnupg-pkcs11-scd) signs and decrypts with token keys",
+	.system = false,
+	.unavailable = unavailable,
 	.describe = describe,
 	.plan = plan,
 	.apply = apply,

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -328,22 +329,35 @@ pg_setup_plan_unblock(pg_setup_plan *plan, const char *path, const char *text, m
  * Writing
  */
 
-/* Creates the directory a file goes in when it is missing (0700). */
+/* Creates the directories a file goes in when they are missing: 0755
+ * for a file others may read (a system file), else 0700. */
 static bool
-make_parent(const char *path)
+make_parent(const char *path, mode_t file_mode)
 {
-	char *dir = strdup(path), *slash;
-	bool ok = true;
+	char *dir = strdup(path), *slash, *p;
+	mode_t mode = (file_mode & 0044) ? 0755 : 0700;
+	bool ok = true, last = false;
 
 	if (dir == NULL)
 		return false;
 	slash = strrchr(dir, '/');
-	if (slash != NULL && slash != dir) {
-		*slash = 0;
-		if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+	if (slash == NULL || slash == dir) {
+		free(dir);
+		return true;
+	}
+	*slash = 0;
+	/* Each prefix ending at a slash, then the whole directory. */
+	for (p = dir + 1; ok && !last; p++) {
+		if (*p != '/' && *p != 0)
+			continue;
+		last = *p == 0;
+		*p = 0;
+		if (mkdir(dir, mode) != 0 && errno != EEXIST) {
 			pg_tool_error("%s: %s", dir, strerror(errno));
 			ok = false;
 		}
+		if (!last)
+			*p = '/';
 	}
 	free(dir);
 	return ok;
@@ -375,7 +389,7 @@ replace_file(const char *path, const char *text, mode_t mode)
 	int fd = -1;
 	bool ok = false;
 
-	if (tmp == NULL || !make_parent(path))
+	if (tmp == NULL || !make_parent(path, mode))
 		goto out;
 	snprintf(tmp, len, "%s.p11glue-XXXXXX", path);
 	fd = mkstemp(tmp);
@@ -407,7 +421,7 @@ pg_setup_apply_edits(const pg_setup_env *env, const pg_setup_plan *plan)
 				pg_tool_error("%s: %s", e->path, strerror(errno));
 				return false;
 			}
-		} else if (!replace_file(e->path, e->new_text, e->existed ? e->mode : 0600)) {
+		} else if (!replace_file(e->path, e->new_text, e->mode)) {
 			return false;
 		}
 	}
@@ -440,18 +454,68 @@ pg_setup_status_clear(pg_setup_status *status)
 char *
 pg_setup_default_module(bool proxy)
 {
-	const char *rel = proxy ? "proxy/p11glue-proxy.so" : "store/p11glue-store.so";
-	char *file = pg_tool_build_tree_file(rel), *real;
-	size_t len;
+	return proxy ? pg_setup_module_file("proxy", "p11glue-proxy.so")
+	             : pg_setup_module_file("store", "p11glue-store.so");
+}
 
-	if (file != NULL) {
-		real = realpath(file, NULL);
-		free(file);
+char *
+pg_setup_module_file(const char *dir, const char *file)
+{
+	char rel[128], *path, *real;
+
+	snprintf(rel, sizeof(rel), "%s/%s", dir, file);
+	path = pg_tool_build_tree_file(rel);
+	if (path != NULL) {
+		real = realpath(path, NULL);
+		free(path);
 		return real;
 	}
-	len = strlen(P11GLUE_MODULE_DIR) + strlen(rel) + 2;
-	file = malloc(len);
-	if (file != NULL)
-		snprintf(file, len, "%s/%s", P11GLUE_MODULE_DIR, strchr(rel, '/') + 1);
-	return file;
+	return pg_setup_join(P11GLUE_MODULE_DIR, file);
+}
+
+char *
+pg_setup_chosen_module(const pg_setup_env *env, pg_setup_plan *plan, bool proxy_default)
+{
+	char *module;
+
+	if (env->module == NULL) {
+		module = pg_setup_default_module(env->proxy || proxy_default);
+		if (module == NULL)
+			pg_setup_problem(plan, "out of memory");
+		return module;
+	}
+	module = realpath(env->module, NULL);
+	if (module == NULL)
+		pg_setup_problem(plan, "--module %s: no such file", env->module);
+	return module;
+}
+
+char *
+pg_setup_join(const char *dir, const char *name)
+{
+	size_t len = strlen(dir) + strlen(name) + 2;
+	char *path = malloc(len);
+
+	if (path != NULL)
+		snprintf(path, len, "%s/%s", dir, name);
+	return path;
+}
+
+char *
+pg_setup_home(void)
+{
+	const char *home = getenv("HOME");
+	struct passwd *pw;
+
+	if ((home == NULL || home[0] == 0) && (pw = getpwuid(getuid())) != NULL)
+		home = pw->pw_dir;
+	return home != NULL && home[0] != 0 ? strdup(home) : NULL;
+}
+
+bool
+pg_setup_has_block(const char *text, const char *target)
+{
+	size_t begin = 0, end = 0;
+
+	return text != NULL && pg_setup_block_find(text, target, &begin, &end);
 }

@@ -20,19 +20,21 @@
 typedef struct {
 	const char *module;          /* --module PATH, or NULL: the target's default */
 	bool proxy;                  /* --proxy: the proxy module rather than the store */
+	bool system;                 /* --system: for every user, not the caller only */
 } pg_setup_env;
 
 /* One file's planned edit. */
 typedef struct {
 	char *path;
 	bool existed;
-	mode_t mode;                 /* kept for an existing file; new files get 0600 */
+	mode_t mode;                 /* kept for an existing file; for a new one what
+	                              * pg_setup_read gave (0600) or the target set */
 	char *new_text;              /* NULL: remove the file */
 	pg_buf added;                /* lines added, one per line, for the report */
 	pg_buf removed;              /* lines removed */
 } pg_setup_edit;
 
-#define PG_SETUP_MAX_EDITS 8
+#define PG_SETUP_MAX_EDITS 16
 
 /* A target's plan: the edits, or why it cannot be made. */
 typedef struct {
@@ -55,6 +57,10 @@ typedef struct {
 typedef struct {
 	const char *name;            /* the option is --NAME */
 	const char *summary;         /* one line for --help */
+	bool system;                 /* has a --system form */
+	/* NULL, or why the target is left out of a set-up of every target
+	 * (a program it needs is not installed); may be NULL itself. */
+	const char *(*unavailable)(void);
 	/* What it changes, a paragraph for --help. */
 	void (*describe)(FILE *out);
 	/* Plans the set-up (undo false) or its undoing; false on a failure
@@ -67,6 +73,10 @@ typedef struct {
 
 /* Targets (one file each). */
 extern const pg_setup_target pg_setup_gnupg;
+extern const pg_setup_target pg_setup_modules;
+extern const pg_setup_target pg_setup_nss;
+extern const pg_setup_target pg_setup_ssh;
+extern const pg_setup_target pg_setup_openssl;
 
 /* ---------------------------------------------------------------------------
  * Helpers for targets
@@ -112,7 +122,8 @@ bool pg_setup_plan_block(pg_setup_plan *plan, const char *path, const char *text
  * nothing but blank lines is left). Nothing when there is no block. */
 bool pg_setup_plan_unblock(pg_setup_plan *plan, const char *path, const char *text, mode_t mode);
 
-/* Writes each edit (creating a missing parent directory 0700). */
+/* Writes each edit, creating missing parent directories (0755 for a
+ * file others may read, else 0700). */
 bool pg_setup_apply_edits(const pg_setup_env *env, const pg_setup_plan *plan);
 
 /* Adds a status fact (value copied; NULL values are skipped). */
@@ -123,6 +134,24 @@ void pg_setup_status_clear(pg_setup_status *status);
  * or with proxy the proxy's, from this program's build tree when it runs
  * from one, else the installed one; free(). */
 char *pg_setup_default_module(bool proxy);
+
+/* A module of p11glue's by its file name (p11glue-trust.so), found in
+ * src/DIR of the build tree when this program runs from one, else the
+ * installed one; free(). */
+char *pg_setup_module_file(const char *dir, const char *file);
+
+/* The module a target names: --module (resolved; a missing file is a
+ * problem), else the proxy with --proxy or proxy_default, else the
+ * store. NULL after adding a problem; free(). */
+char *pg_setup_chosen_module(const pg_setup_env *env, pg_setup_plan *plan, bool proxy_default);
+
+/* dir/name, and the caller's home directory ($HOME, else the password
+ * entry's); free(). NULL when out of memory (or no home). */
+char *pg_setup_join(const char *dir, const char *name);
+char *pg_setup_home(void);
+
+/* True when text has target's block (a complete one). */
+bool pg_setup_has_block(const char *text, const char *target);
 
 /* Commands (cmd-setup.c). */
 int pg_cmd_setup(int argc, char **argv);

@@ -26,6 +26,9 @@ snapshot() {
 }
 
 export GNUPGHOME=$tmp/gnupg
+# status without a target reads every target's files: a home of its own.
+export HOME=$tmp/home XDG_CONFIG_HOME=$tmp/home/.config P11GLUE_CONFIG=$tmp/conf
+mkdir -p "$HOME"
 store_module=$(realpath "$(dirname "$p11glue")/../store/p11glue-store.so")
 proxy_module=$(realpath "$(dirname "$p11glue")/../proxy/p11glue-proxy.so")
 begin="# >>> p11glue setup --gnupg: p11glue's lines, removed by --undo"
@@ -46,8 +49,8 @@ for c in setup status; do
 	run cli "$c" --gnupg extra
 	status "$c with an extra argument is a usage error" 2
 done
-run cli setup
-status "setup without a target is a usage error" 2
+run cli setup --gnupg --system
+status "setup --gnupg --system is a usage error (no system form)" 2
 run cli setup --gnupg --module /x --proxy
 status "setup --module with --proxy is a usage error" 2
 run cli setup --gnupg --undo --proxy

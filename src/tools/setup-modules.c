@@ -1,0 +1,326 @@
+/*
+ * The `setup --modules` target: registers p11glue's key store and trust
+ * module in the registry (p11-kit's configuration format, src/lib/conf.h),
+ * so that every program reading it, p11glue's proxy included, sees them.
+ * Three module files of one directory get a block of p11glue's lines:
+ *
+ *   p11glue-store.module   module: <p11glue-store.so>
+ *   p11glue-trust.module   module: <p11glue-trust.so>
+ *                          trust-policy: yes
+ *   p11-kit-trust.module   module:
+ *
+ * The last one's empty module: disables p11-kit's trust module of that
+ * name: two trust-policy modules reading the same bundle would give
+ * every consumer each anchor twice (docs/DESIGN.md, "Registration").
+ * The directory: ~/.config/pkcs11/modules, with --system the system
+ * one (/etc/pkcs11/modules), and with P11GLUE_CONFIG set
+ * $P11GLUE_CONFIG/modules either way, since it replaces every location.
+ *
+ * A later setting of a module file wins; a module: or trust-policy:
+ * line of the user's in one of these files that says otherwise is a
+ * conflict, one that says the same leaves nothing to do.
+ */
+#include "config.h"
+
+#include "setup.h"
+#include "conf.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TARGET "modules"
+
+enum { STORE, TRUST, P11KIT_TRUST, N_FILES };
+
+static const char *const file_names[N_FILES] = {
+	"p11glue-store.module",
+	"p11glue-trust.module",
+	"p11-kit-trust.module",
+};
+
+static void
+describe(FILE *out)
+{
+	fprintf(out,
+	        "  --modules  the module registry (p11-kit's format): in ~/.config/pkcs11/modules\n"
+	        "             (with --system " P11GLUE_SYSTEM_MODULES_DIR ", with P11GLUE_CONFIG\n"
+	        "             set $P11GLUE_CONFIG/modules), p11glue-store.module and\n"
+	        "             p11glue-trust.module (trust-policy: yes) register the key\n"
+	        "             store and the trust module, and p11-kit-trust.module with an\n"
+	        "             empty 'module:' disables p11-kit's trust module, which would\n"
+	        "             read the same anchors. A module: or trust-policy: line of your\n"
+	        "             own in these files that says otherwise is reported and left\n"
+	        "             alone; nothing is changed then.\n");
+}
+
+/* The registry directory this run works on; free(). */
+static char *
+modules_dir(const pg_setup_env *env)
+{
+	const char *conf = getenv("P11GLUE_CONFIG");
+	char *home, *dir;
+
+	if (conf != NULL && conf[0] != 0)
+		return pg_setup_join(conf, "modules");
+	if (env->system)
+		return strdup(P11GLUE_SYSTEM_MODULES_DIR);
+	home = pg_setup_home();
+	dir = home ? pg_setup_join(home, ".config/pkcs11/modules") : NULL;
+	free(home);
+	return dir;
+}
+
+/* What one file is to hold: its settings, as lines and as pairs. */
+typedef struct {
+	char *path;
+	char *text;
+	bool exists;
+	mode_t mode;
+	const char *keys[2];
+	char *values[2];
+	size_t n;
+	char *lines[2];
+} module_file;
+
+typedef struct {
+	char *dir;
+	module_file files[N_FILES];
+} modules_plan;
+
+static void
+modules_clear(modules_plan *m)
+{
+	for (size_t i = 0; i < N_FILES; i++) {
+		free(m->files[i].path);
+		free(m->files[i].text);
+		for (size_t k = 0; k < 2; k++) {
+			free(m->files[i].values[k]);
+			free(m->files[i].lines[k]);
+		}
+	}
+	free(m->dir);
+	memset(m, 0, sizeof(*m));
+}
+
+static bool
+setting(module_file *f, const char *key, char *value)
+{
+	size_t len;
+
+	if (value == NULL)
+		return false;
+	len = strlen(key) + strlen(value) + 3;
+	f->keys[f->n] = key;
+	f->values[f->n] = value;
+	f->lines[f->n] = malloc(len);
+	if (f->lines[f->n] == NULL)
+		return false;
+	/* "module:" with nothing after it, as p11-kit's documentation writes it. */
+	snprintf(f->lines[f->n], len, value[0] ? "%s: %s" : "%s:%s", key, value);
+	f->n++;
+	return true;
+}
+
+/* Reads the three files and works out their settings. */
+static bool
+modules_read(modules_plan *m, const pg_setup_env *env, pg_setup_plan *plan)
+{
+	module_file *f;
+
+	memset(m, 0, sizeof(*m));
+	m->dir = modules_dir(env);
+	if (m->dir == NULL) {
+		pg_setup_problem(plan, "no home directory: set HOME");
+		return false;
+	}
+	if (!setting(&m->files[STORE], "module", pg_setup_default_module(false)) ||
+	    !setting(&m->files[TRUST], "module", pg_setup_module_file("trust", "p11glue-trust.so")) ||
+	    !setting(&m->files[TRUST], "trust-policy", strdup("yes")) ||
+	    !setting(&m->files[P11KIT_TRUST], "module", strdup(""))) {
+		pg_setup_problem(plan, "out of memory");
+		return false;
+	}
+	for (size_t i = 0; i < N_FILES; i++) {
+		f = &m->files[i];
+		f->path = pg_setup_join(m->dir, file_names[i]);
+		if (f->path == NULL) {
+			pg_setup_problem(plan, "out of memory");
+			return false;
+		}
+		if (!pg_setup_read(plan, f->path, &f->text, &f->exists, &f->mode))
+			return false;
+		if (!f->exists && env->system)
+			f->mode = 0644;
+	}
+	return true;
+}
+
+static int
+keep_line(const char *line, size_t number, void *data)
+{
+	(void)number;
+	pg_buf_add_str(data, line);
+	pg_buf_add_byte(data, '\n');
+	return 0;
+}
+
+/* The settings of text, the lines of target's block left out with
+ * target set (the user's own), or all of them. */
+static bool
+parse_settings(const char *text, const char *target, pg_conf_map *map)
+{
+	pg_buf user, errors;
+	bool ok;
+
+	pg_buf_init(&user);
+	pg_buf_init(&errors);
+	ok = pg_setup_each_user_line(text, target, keep_line, &user) == 0;
+	pg_buf_add_str(&user, "");
+	ok = ok && !user.failed;
+	if (ok)
+		pg_conf_parse((const char *)user.data, user.len - 1, "", map, &errors);
+	pg_buf_clear(&user);
+	pg_buf_clear(&errors);
+	return ok;
+}
+
+/* How the settings of map compare with the file's: every one the same
+ * (1), one different (-1, *key says which), or some missing (0). */
+static int
+compare(const module_file *f, const pg_conf_map *map, const char **key)
+{
+	const char *value;
+	int same = 1;
+
+	for (size_t k = 0; k < f->n; k++) {
+		value = pg_conf_map_get(map, f->keys[k]);
+		if (value == NULL) {
+			same = 0;
+		} else if (strcmp(value, f->values[k]) != 0) {
+			*key = f->keys[k];
+			return -1;
+		}
+	}
+	return same;
+}
+
+static void
+plan_file(const module_file *f, pg_setup_plan *plan)
+{
+	pg_conf_map user = { 0 };
+	const char *key = NULL;
+	int r;
+
+	if (!parse_settings(f->text, TARGET, &user)) {
+		pg_setup_problem(plan, "out of memory");
+		return;
+	}
+	r = compare(f, &user, &key);
+	if (r < 0)
+		pg_setup_problem(plan, "%s, a module file of yours, sets %s: %s: p11glue leaves "
+		                 "your file alone; remove it (or that line), then run this again",
+		                 f->path, key, pg_conf_map_get(&user, key));
+	else if (r == 0 && !pg_setup_plan_block(plan, f->path, f->text, f->exists, f->mode,
+	                                        (const char *const *)f->lines, f->n))
+		pg_setup_problem(plan, "out of memory");
+	pg_conf_map_clear(&user);
+}
+
+static bool
+plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
+{
+	modules_plan m;
+
+	if (!modules_read(&m, env, p))
+		goto out;
+	if (undo) {
+		for (size_t i = 0; i < N_FILES; i++) {
+			if (!pg_setup_plan_unblock(p, m.files[i].path, m.files[i].text, m.files[i].mode))
+				pg_setup_problem(p, "out of memory");
+		}
+		goto out;
+	}
+	if (env->module != NULL || env->proxy)
+		pg_setup_note(p, "the registry names p11glue's own modules: --module and --proxy "
+		              "are for the other targets");
+	for (size_t i = 0; i < N_FILES; i++)
+		plan_file(&m.files[i], p);
+	for (size_t i = STORE; i <= TRUST; i++) {
+		if (access(m.files[i].values[0], R_OK) != 0)
+			pg_setup_note(p, "warning: the module %s is not there (yet)", m.files[i].values[0]);
+	}
+	if (p->n > 0 && p->problems.len == 0)
+		pg_setup_note(p, "check with: p11glue list-modules");
+out:
+	modules_clear(&m);
+	return true;
+}
+
+static bool
+apply(const pg_setup_env *env, const pg_setup_plan *p)
+{
+	return pg_setup_apply_edits(env, p);
+}
+
+/* ---------------------------------------------------------------------------
+ * Status
+ */
+
+/* A fact about one file: its module: value and who set it. */
+static bool
+file_fact(pg_setup_status *st, const char *key, const module_file *f)
+{
+	pg_conf_map all = { 0 }, user = { 0 };
+	const char *value, *mine = NULL;
+	char text[4200];
+	bool ok;
+
+	parse_settings(f->text, NULL, &all);
+	parse_settings(f->text, TARGET, &user);
+	value = pg_conf_map_get(&all, "module");
+	ok = compare(f, &all, &mine) == 1;
+	if (value == NULL)
+		snprintf(text, sizeof(text), "(no module: line in %s)", f->path);
+	else
+		snprintf(text, sizeof(text), "%s%s (%s)", value[0] ? value : "(empty: disabled)",
+		         ok ? "" : ", not p11glue's setting",
+		         pg_conf_map_get(&user, "module") ? "set by you" : "set by p11glue");
+	pg_setup_fact(st, key, text);
+	pg_conf_map_clear(&all);
+	pg_conf_map_clear(&user);
+	return ok;
+}
+
+static void
+status(const pg_setup_env *env, pg_setup_status *st)
+{
+	static const char *const keys[N_FILES] = { "store", "trust", "p11-kit-trust" };
+	pg_setup_plan scratch;
+	modules_plan m;
+	size_t n_ok = 0;
+
+	pg_setup_plan_init(&scratch, TARGET);
+	st->state = "not configured";
+	if (!modules_read(&m, env, &scratch)) {
+		pg_setup_fact(st, "problem", (const char *)scratch.problems.data);
+		goto out;
+	}
+	pg_setup_fact(st, "directory", m.dir);
+	for (size_t i = 0; i < N_FILES; i++)
+		n_ok += file_fact(st, keys[i], &m.files[i]);
+	st->state = n_ok == N_FILES ? "configured" : n_ok > 0 ? "partly configured" : "not configured";
+out:
+	modules_clear(&m);
+	pg_setup_plan_clear(&scratch);
+}
+
+const pg_setup_target pg_setup_modules = {
+	.name = TARGET,
+	.summary = "the module registry lists the key store and the trust module",
+	.system = true,
+	.describe = describe,
+	.plan = plan,
+	.apply = apply,
+	.status = status,
+};

@@ -1,0 +1,227 @@
+/*
+ * The `setup --openssl` target: an OpenSSL configuration file that
+ * p11glue owns whole, loading libp11's PKCS#11 engine (Debian package
+ * libengine-pkcs11-openssl) with the store module (or with --proxy the
+ * proxy) as its MODULE_PATH:
+ *
+ *   ~/.config/p11glue/openssl-pkcs11.cnf   (--system: /etc/ssl/p11glue-pkcs11.cnf)
+ *
+ * Programs use it through OPENSSL_CONF=FILE, or a configuration of the
+ * user's includes it (.include FILE, before that file's first section;
+ * the snippet sets openssl_conf). A file of that name without p11glue's
+ * block, or with lines of the user's besides it, is a conflict. The
+ * engine's file is found where this libcrypto looks for engines
+ * (OPENSSL_ENGINES_DIR, what `openssl version -e` prints).
+ */
+#include "config.h"
+
+#include "setup.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#define TARGET "openssl"
+#define SYSTEM_FILE "/etc/ssl/p11glue-pkcs11.cnf"
+#define ENGINE_FILE "pkcs11.so"
+
+static void
+describe(FILE *out)
+{
+	fprintf(out,
+	        "  --openssl  OpenSSL's PKCS#11 engine (Debian package libengine-pkcs11-openssl):\n"
+	        "             ~/.config/p11glue/openssl-pkcs11.cnf (with --system\n"
+	        "             " SYSTEM_FILE "), a file p11glue owns, loads the engine\n"
+	        "             with the store module (--proxy: the proxy). Use it with\n"
+	        "             OPENSSL_CONF=FILE and '-engine pkcs11 -keyform engine', or\n"
+	        "             '.include FILE' at the top of a configuration of yours.\n");
+}
+
+static char *
+cnf_path(const pg_setup_env *env)
+{
+	char *home, *path;
+
+	if (env->system)
+		return strdup(SYSTEM_FILE);
+	home = pg_setup_home();
+	path = home ? pg_setup_join(home, ".config/p11glue/openssl-pkcs11.cnf") : NULL;
+	free(home);
+	return path;
+}
+
+/* The engines directory of this libcrypto: OpenSSL_version gives
+ * 'ENGINESDIR: "/usr/lib/x86_64-linux-gnu/engines-3"'; free(). */
+static char *
+engine_path(void)
+{
+	const char *v = OpenSSL_version(OPENSSL_ENGINES_DIR), *q = strchr(v, '"');
+	char dir[PATH_MAX];
+	size_t len;
+
+	if (q == NULL || (len = strcspn(q + 1, "\"")) == 0 || len >= sizeof(dir))
+		return pg_setup_join("/usr/lib/x86_64-linux-gnu/engines-3", ENGINE_FILE);
+	memcpy(dir, q + 1, len);
+	dir[len] = 0;
+	return pg_setup_join(dir, ENGINE_FILE);
+}
+
+/* Counts the user's lines that are not blank. */
+static int
+count_line(const char *line, size_t number, void *data)
+{
+	(void)number;
+	if (line[strspn(line, " \t\r")] != 0)
+		(*(size_t *)data)++;
+	return 0;
+}
+
+/* Plans path to hold the configuration naming module and engine. */
+static void
+plan_cnf(pg_setup_plan *p, const char *path, const char *text, bool exists, mode_t mode,
+         const char *module, const char *engine)
+{
+	char engine_line[PATH_MAX + 32], module_line[PATH_MAX + 32];
+	const char *lines[] = {
+		"openssl_conf = p11glue_openssl_init",
+		"",
+		"[p11glue_openssl_init]",
+		"engines = p11glue_engines",
+		"",
+		"[p11glue_engines]",
+		"pkcs11 = p11glue_pkcs11",
+		"",
+		"[p11glue_pkcs11]",
+		"engine_id = pkcs11",
+		engine_line,
+		module_line,
+		/* The module is loaded when a program asks for the engine only. */
+		"init = 0",
+	};
+
+	snprintf(engine_line, sizeof(engine_line), "dynamic_path = %s", engine);
+	snprintf(module_line, sizeof(module_line), "MODULE_PATH = %s", module);
+	if (!pg_setup_plan_block(p, path, text, exists, mode, lines, PG_N_ELEMENTS(lines)))
+		pg_setup_problem(p, "out of memory");
+	if (access(engine, R_OK) != 0)
+		pg_setup_note(p, "warning: the engine %s is not installed (Debian: apt install "
+		              "libengine-pkcs11-openssl)", engine);
+	if (access(module, R_OK) != 0)
+		pg_setup_note(p, "warning: the module %s is not there (yet)", module);
+	if (p->n > 0 && p->problems.len == 0) {
+		pg_setup_note(p, "use it with: OPENSSL_CONF=%s openssl ... -engine pkcs11 "
+		              "-keyform engine -key 'pkcs11:token=...;object=...;type=private'", path);
+		pg_setup_note(p, "or put '.include %s' at the top of an OpenSSL configuration of "
+		              "yours that does not set openssl_conf itself", path);
+	}
+}
+
+static bool
+plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
+{
+	char *path = cnf_path(env), *text = NULL, *module = NULL, *engine = NULL;
+	size_t user_lines = 0;
+	bool exists;
+	mode_t mode;
+
+	if (path == NULL) {
+		pg_setup_problem(p, "no home directory: set HOME");
+		goto out;
+	}
+	if (!pg_setup_read(p, path, &text, &exists, &mode))
+		goto out;
+	if (!exists && env->system)
+		mode = 0644;
+	if (undo) {
+		if (!pg_setup_plan_unblock(p, path, text, mode))
+			pg_setup_problem(p, "out of memory");
+		goto out;
+	}
+	if (pg_setup_each_user_line(text, TARGET, count_line, &user_lines) != 0) {
+		pg_setup_problem(p, "out of memory");
+		goto out;
+	}
+	if (user_lines > 0) {
+		pg_setup_problem(p, "%s is not p11glue's (it holds lines of yours): p11glue leaves "
+		                 "it alone; move it away, then run this again", path);
+		goto out;
+	}
+	module = pg_setup_chosen_module(env, p, false);
+	engine = engine_path();
+	if (module != NULL && engine != NULL)
+		plan_cnf(p, path, text, exists, mode, module, engine);
+out:
+	free(engine);
+	free(module);
+	free(text);
+	free(path);
+	return true;
+}
+
+static bool
+apply(const pg_setup_env *env, const pg_setup_plan *p)
+{
+	return pg_setup_apply_edits(env, p);
+}
+
+/* The value of "name = value" lines inside p11glue's block. */
+static int
+take_setting(const char *line, size_t number, void *data)
+{
+	char **values = data;
+	const char *names[] = { "MODULE_PATH = ", "dynamic_path = " };
+
+	(void)number;
+	for (size_t i = 0; i < PG_N_ELEMENTS(names); i++) {
+		if (strncmp(line, names[i], strlen(names[i])) == 0 && values[i] == NULL)
+			values[i] = strdup(line + strlen(names[i]));
+	}
+	return 0;
+}
+
+static void
+status(const pg_setup_env *env, pg_setup_status *st)
+{
+	pg_setup_plan scratch;
+	char *path = cnf_path(env), *text = NULL, *engine = engine_path();
+	char *values[2] = { NULL, NULL };
+	bool exists;
+	mode_t mode;
+
+	pg_setup_plan_init(&scratch, TARGET);
+	st->state = "not configured";
+	if (path == NULL || !pg_setup_read(&scratch, path, &text, &exists, &mode)) {
+		pg_setup_fact(st, "problem", path ? (const char *)scratch.problems.data : "no home");
+		goto out;
+	}
+	pg_setup_fact(st, "file", path);
+	if (pg_setup_has_block(text, TARGET)) {
+		pg_setup_each_user_line(text, NULL, take_setting, values);
+		pg_setup_fact(st, "module", values[0]);
+		st->state = "configured";
+	} else {
+		pg_setup_fact(st, "module", exists ? "(a file of yours)" : "(no file)");
+	}
+	pg_setup_fact(st, "engine", engine && access(engine, R_OK) == 0 ? engine : "not installed");
+out:
+	(void)mode;
+	free(values[0]);
+	free(values[1]);
+	free(engine);
+	free(text);
+	free(path);
+	pg_setup_plan_clear(&scratch);
+}
+
+const pg_setup_target pg_setup_openssl = {
+	.name = TARGET,
+	.summary = "an OpenSSL configuration that loads the PKCS#11 engine with the store",
+	.system = true,
+	.describe = describe,
+	.plan = plan,
+	.apply = apply,
+	.status = status,
+};
