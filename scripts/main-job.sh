@@ -180,11 +180,12 @@ step "NSS signs a certification request with the token key (certutil -R -k ${key
 step "openssl checks NSS's signature (openssl req -verify)" \
 	openssl req -in "$work/nss.csr" -noout -verify -subject
 
-# Trust: the system's anchors through p11glue-trust.so, and a bundle
-# extracted from them that openssl verify uses.
-printf 'module: %s\ntrust-policy: yes\n' "$trust_module" \
-	>"$P11GLUE_CONFIG/modules/p11glue-trust.module"
+# Trust: the key store and p11glue's trust module registered in place of
+# p11-kit's (the demo's own p11-kit registration above goes first), the
+# system's anchors through it, and a bundle that openssl verify uses.
 rm -f "$P11GLUE_CONFIG/modules/p11-kit-trust.module"
+step "the key store and the trust module registered, p11-kit's trust module disabled (p11glue setup --modules)" \
+	"$p11glue" setup --modules
 step "the system's trust anchors through p11glue-trust.so (first 3)" \
 	sh -c "'$p11glue' trust list --filter=ca-anchors | head -n 15"
 step "how many anchors, blocklisted and other certificates" \
@@ -228,6 +229,23 @@ printf 'changed\n' >>"$work/document"
 expect_fail "gpgv rejects the signature for a changed document" \
 	gpgv --keyring "$work/openpgp.pub" "$work/document.gpgsig" "$work/document"
 stop_gnupg
+
+# One command for every program of a user (a home in the temporary
+# directory): the registry, the NSS databases Chromium and Firefox read,
+# ssh, OpenSSL and GnuPG; what it did is shown, then undone.
+user=(env HOME="$work/home")
+mkdir -p "$work/home"
+step "what 'p11glue setup' would change for this user (--dry-run)" "${user[@]}" "$p11glue" setup --dry-run
+step "every program set up (p11glue setup)" "${user[@]}" "$p11glue" setup
+step "what is set up where (p11glue status)" "${user[@]}" "$p11glue" status
+step "ssh uses the key store for every host now (ssh -G, with the user's ~/.ssh/config)" \
+	sh -c 'ssh -G -F "$1" example.org | grep -i "^pkcs11provider"' sh "$work/home/.ssh/config"
+step "Chromium's NSS database sees the store's certificate and the system's anchors (certutil -L -h all)" \
+	sh -c 'certutil -L -d "sql:$1" -h all -f "$2" >"$3" && grep "^mykeys:" "$3" &&
+	       echo "and $(grep -c "^System Trust:.*CT,C,C" "$3") anchors from p11glue-trust.so"' \
+	sh "$work/home/.pki/nssdb" "$work/pin" "$work/nss-list"
+step "all of it undone (p11glue setup --undo)" "${user[@]}" "$p11glue" setup --undo
+
 # Remote tokens: the key store served on a socket (stopped by its PID at
 # the end) and used through p11glue-client.so; then over stdin/stdout, as
 # `ssh host p11glue remote ...` would carry it.
