@@ -100,7 +100,8 @@ $pre openssl s_server -engine pkcs11 -keyform engine -key "$key" -cert "$tmp/$k.
 	-accept 127.0.0.1:4433 -naccept 1 -www "${extra[@]}" >"$tmp/server.out" 2>&1 </dev/null &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null' EXIT
-for _ in $(seq 200); do grep -q ACCEPT "$tmp/server.out" 2>/dev/null && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+# Up to a minute: the server logs in to the token first, slow on a loaded machine.
+for _ in $(seq 1200); do grep -q ACCEPT "$tmp/server.out" 2>/dev/null && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 if [ "$client" = s_client ]; then
 	echo | timeout 60 openssl s_client -connect 127.0.0.1:4433 -servername localhost \
 		-CAfile "$tmp/$k.crt" -verify_return_error -verify_hostname localhost 2>&1
