@@ -100,24 +100,6 @@ conf_clear(gnupg_conf *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Splits "option value" (GnuPG's configuration lines) into two words. */
-static bool
-option_of(char *line, char **name, char **value)
-{
-	char *end;
-
-	line += strspn(line, " \t");
-	if (*line == 0 || *line == '#')
-		return false;
-	*name = line;
-	end = line + strcspn(line, " \t");
-	*value = end + strspn(end, " \t");
-	*end = 0;
-	end = *value + strlen(*value);
-	while (end > *value && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-		*--end = 0;
-	return true;
-}
 
 static int
 take_agent_line(const char *text, size_t number, void *data)
@@ -127,7 +109,7 @@ take_agent_line(const char *text, size_t number, void *data)
 
 	if (line == NULL)
 		return -1;
-	if (option_of(line, &name, &value) && strcmp(name, "scdaemon-program") == 0) {
+	if (pg_setup_split_line(line, false, &name, &value) && strcmp(name, "scdaemon-program") == 0) {
 		free(c->scdaemon_program);
 		c->scdaemon_program = strdup(value);
 		c->scdaemon_line = number;
@@ -145,7 +127,7 @@ take_scd_line(const char *text, size_t number, void *data)
 
 	if (line == NULL)
 		return -1;
-	if (option_of(line, &name, &value)) {
+	if (pg_setup_split_line(line, false, &name, &value)) {
 		len = strlen(name);
 		if (strcmp(name, "providers") == 0) {
 			free(c->providers);

@@ -127,19 +127,8 @@ plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 	bool exists;
 	mode_t mode;
 
-	if (path == NULL) {
-		pg_setup_problem(p, "no home directory: set HOME");
+	if (!pg_setup_plan_start(env, undo, p, path, &text, &exists, &mode))
 		goto out;
-	}
-	if (!pg_setup_read(p, path, &text, &exists, &mode))
-		goto out;
-	if (!exists && env->system)
-		mode = 0644;
-	if (undo) {
-		if (!pg_setup_plan_unblock(p, path, text, mode))
-			pg_setup_problem(p, "out of memory");
-		goto out;
-	}
 	if (pg_setup_each_user_line(text, TARGET, count_line, &user_lines) != 0) {
 		pg_setup_problem(p, "out of memory");
 		goto out;

@@ -73,27 +73,18 @@ conf_clear(ssh_conf *c)
 	memset(c, 0, sizeof(*c));
 }
 
-/* Splits "Keyword value" or "Keyword=value" (ssh_config(5)). */
+/* Splits "Keyword value" or "Keyword=value" (ssh_config(5)); a value
+ * in double quotes gives its inside. */
 static bool
 keyword_of(char *line, char **name, char **value)
 {
-	char *end;
+	size_t n;
 
-	line += strspn(line, " \t");
-	if (*line == 0 || *line == '#')
+	if (!pg_setup_split_line(line, true, name, value))
 		return false;
-	*name = line;
-	end = line + strcspn(line, " \t=");
-	*value = end + strspn(end, " \t");
-	if (**value == '=')
-		*value += 1 + strspn(*value + 1, " \t");
-	*end = 0;
-	end = *value + strlen(*value);
-	while (end > *value && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
-		*--end = 0;
-	/* A value in double quotes: its inside. */
-	if (**value == '"' && end > *value + 1 && end[-1] == '"') {
-		end[-1] = 0;
+	n = strlen(*value);
+	if (n > 1 && (*value)[0] == '"' && (*value)[n - 1] == '"') {
+		(*value)[n - 1] = 0;
 		(*value)++;
 	}
 	return true;
@@ -144,19 +135,8 @@ plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 	bool exists;
 	mode_t mode;
 
-	if (path == NULL) {
-		pg_setup_problem(p, "no home directory: set HOME");
+	if (!pg_setup_plan_start(env, undo, p, path, &text, &exists, &mode))
 		goto out;
-	}
-	if (!pg_setup_read(p, path, &text, &exists, &mode))
-		goto out;
-	if (!exists && env->system)
-		mode = 0644;
-	if (undo) {
-		if (!pg_setup_plan_unblock(p, path, text, mode))
-			pg_setup_problem(p, "out of memory");
-		goto out;
-	}
 	module = pg_setup_chosen_module(env, p, false);
 	if (module == NULL)
 		goto out;

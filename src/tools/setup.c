@@ -81,6 +81,45 @@ pg_setup_note(pg_setup_plan *plan, const char *fmt, ...)
 }
 
 bool
+pg_setup_plan_start(const pg_setup_env *env, bool undo, pg_setup_plan *plan, const char *path,
+                    char **text, bool *exists, mode_t *mode)
+{
+	if (path == NULL) {
+		pg_setup_problem(plan, "no home directory: set HOME");
+		return false;
+	}
+	if (!pg_setup_read(plan, path, text, exists, mode))
+		return false;
+	if (!*exists && env->system)
+		*mode = 0644;
+	if (!undo)
+		return true;
+	if (!pg_setup_plan_unblock(plan, path, *text, *mode))
+		pg_setup_problem(plan, "out of memory");
+	return false;
+}
+
+bool
+pg_setup_split_line(char *line, bool equals, char **name, char **value)
+{
+	char *end;
+
+	line += strspn(line, " \t");
+	if (*line == 0 || *line == '#')
+		return false;
+	*name = line;
+	end = line + strcspn(line, equals ? " \t=" : " \t");
+	*value = end + strspn(end, " \t");
+	if (equals && **value == '=')
+		*value += 1 + strspn(*value + 1, " \t");
+	*end = 0;
+	end = *value + strlen(*value);
+	while (end > *value && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+		*--end = 0;
+	return true;
+}
+
+bool
 pg_setup_read(pg_setup_plan *plan, const char *path, char **text, bool *exists, mode_t *mode)
 {
 	struct stat st;

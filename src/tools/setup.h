@@ -97,6 +97,23 @@ bool pg_setup_read(pg_setup_plan *plan, const char *path, char **text, bool *exi
                    mode_t *mode);
 
 /*
+ * How a one-file target's plan starts: reads path (NULL: there is no
+ * home directory) into *text, with the mode a new file gets (0644 for
+ * --system, else 0600); for --undo plans the block's removal. True when
+ * the caller goes on to plan the set-up; false when the plan is made or
+ * a problem recorded.
+ */
+bool pg_setup_plan_start(const pg_setup_env *env, bool undo, pg_setup_plan *plan,
+                         const char *path, char **text, bool *exists, mode_t *mode);
+
+/*
+ * Splits a configuration line, in place, into its first word and the
+ * rest (blanks around it and a final CR removed); with equals, "name=value"
+ * too (ssh_config(5)). False for a blank or comment line.
+ */
+bool pg_setup_split_line(char *line, bool equals, char **name, char **value);
+
+/*
  * The marked block of target in text: the begin marker line's offset
  * and the offset just past the end marker's line. False when there is
  * none (or an unterminated one: then *begin is set and *end is the end
