@@ -310,12 +310,6 @@ out:
 	return true;
 }
 
-static bool
-apply(const pg_setup_env *env, const pg_setup_plan *p)
-{
-	return pg_setup_apply_edits(env, p);
-}
-
 /* ---------------------------------------------------------------------------
  * Status
  */
@@ -378,6 +372,6 @@ const pg_setup_target pg_setup_gnupg = {
 	.unavailable = unavailable,
 	.describe = describe,
 	.plan = plan,
-	.apply = apply,
+	.apply = pg_setup_apply_edits,
 	.status = status,
 };

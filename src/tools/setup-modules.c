@@ -257,12 +257,6 @@ out:
 	return true;
 }
 
-static bool
-apply(const pg_setup_env *env, const pg_setup_plan *p)
-{
-	return pg_setup_apply_edits(env, p);
-}
-
 /* ---------------------------------------------------------------------------
  * Status
  */
@@ -321,6 +315,6 @@ const pg_setup_target pg_setup_modules = {
 	.system = true,
 	.describe = describe,
 	.plan = plan,
-	.apply = apply,
+	.apply = pg_setup_apply_edits,
 	.status = status,
 };

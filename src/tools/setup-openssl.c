@@ -43,14 +43,7 @@ describe(FILE *out)
 static char *
 cnf_path(const pg_setup_env *env)
 {
-	char *home, *path;
-
-	if (env->system)
-		return strdup(SYSTEM_FILE);
-	home = pg_setup_home();
-	path = home ? pg_setup_join(home, ".config/p11glue/openssl-pkcs11.cnf") : NULL;
-	free(home);
-	return path;
+	return pg_setup_path(env, SYSTEM_FILE, ".config/p11glue/openssl-pkcs11.cnf");
 }
 
 /* The engines directory of this libcrypto: OpenSSL_version gives
@@ -150,12 +143,6 @@ out:
 	return true;
 }
 
-static bool
-apply(const pg_setup_env *env, const pg_setup_plan *p)
-{
-	return pg_setup_apply_edits(env, p);
-}
-
 /* The value of "name = value" lines inside p11glue's block. */
 static int
 take_setting(const char *line, size_t number, void *data)
@@ -211,6 +198,6 @@ const pg_setup_target pg_setup_openssl = {
 	.system = true,
 	.describe = describe,
 	.plan = plan,
-	.apply = apply,
+	.apply = pg_setup_apply_edits,
 	.status = status,
 };

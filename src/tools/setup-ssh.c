@@ -46,14 +46,7 @@ describe(FILE *out)
 static char *
 ssh_path(const pg_setup_env *env)
 {
-	char *home, *path;
-
-	if (env->system)
-		return strdup(SYSTEM_FILE);
-	home = pg_setup_home();
-	path = home ? pg_setup_join(home, ".ssh/config") : NULL;
-	free(home);
-	return path;
+	return pg_setup_path(env, SYSTEM_FILE, ".ssh/config");
 }
 
 /* The user's PKCS11Provider lines, as ssh reads them. */
@@ -172,12 +165,6 @@ out:
 	return true;
 }
 
-static bool
-apply(const pg_setup_env *env, const pg_setup_plan *p)
-{
-	return pg_setup_apply_edits(env, p);
-}
-
 static void
 status(const pg_setup_env *env, pg_setup_status *st)
 {
@@ -222,6 +209,6 @@ const pg_setup_target pg_setup_ssh = {
 	.system = true,
 	.describe = describe,
 	.plan = plan,
-	.apply = apply,
+	.apply = pg_setup_apply_edits,
 	.status = status,
 };

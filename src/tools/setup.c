@@ -551,6 +551,19 @@ pg_setup_home(void)
 	return home != NULL && home[0] != 0 ? strdup(home) : NULL;
 }
 
+char *
+pg_setup_path(const pg_setup_env *env, const char *system_file, const char *home_relative)
+{
+	char *home, *path;
+
+	if (env->system)
+		return strdup(system_file);
+	home = pg_setup_home();
+	path = home ? pg_setup_join(home, home_relative) : NULL;
+	free(home);
+	return path;
+}
+
 bool
 pg_setup_has_block(const char *text, const char *target)
 {

@@ -166,6 +166,9 @@ char *pg_setup_chosen_module(const pg_setup_env *env, pg_setup_plan *plan, bool 
  * entry's); free(). NULL when out of memory (or no home). */
 char *pg_setup_join(const char *dir, const char *name);
 char *pg_setup_home(void);
+/* system_file with --system, else the file at home_relative under the
+ * user's home directory; malloc'ed, NULL without a home directory. */
+char *pg_setup_path(const pg_setup_env *env, const char *system_file, const char *home_relative);
 
 /* True when text has target's block (a complete one). */
 bool pg_setup_has_block(const char *text, const char *target);
