@@ -18,7 +18,7 @@ if [ "${1:-}" = --installed ]; then
 	trust_module=$modules/p11glue-trust.so
 	client=$modules/p11glue-client.so
 else
-	build=${1:-build}
+	build=$(realpath "${1:-build}")
 	p11glue="$build/src/tools/p11glue"
 	proxy="$build/src/proxy/p11glue-proxy.so"
 	store_module="$build/src/store/p11glue-store.so"
