@@ -18,8 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,8 +36,6 @@ typedef struct {
 	pthread_mutex_t read_lock;     /* held by the leader, who reads */
 	pthread_mutex_t write_lock;
 	pthread_mutex_t lock;          /* what follows */
-	int epfd;                      /* sockets: idle threads wait here */
-	int wakefd;                    /* an eventfd: frames buffered already */
 	int threads;
 	int waiting;                   /* threads waiting for, or holding, the read role */
 	int busy;                      /* calls in progress */
@@ -304,6 +300,15 @@ rs_C_WaitForSlotEvent(rs_ctx *ctx, pg_rpc_in *in, pg_rpc_out *out)
 
 /* ---------------------------------------------------------------------------
  * The worker: leader/follower threads
+ *
+ * One thread at a time (the leader, holding read_lock) blocks reading the
+ * peer; once it has a request it lets go of the read role, which the next
+ * idle thread takes (one is started when none is idle), and executes the
+ * request. So one peer's threads never queue behind each other's calls,
+ * and a lone caller's request wakes a thread blocked in read() itself:
+ * the kernel then wakes it as the writer's partner, on the writer's CPU
+ * when it can, which costs far less than a wake-up through epoll on
+ * machines where waking another CPU is dear (bench/run-rpc.sh).
  */
 
 static bool
@@ -366,7 +371,6 @@ send_error(rs_worker *w, uint32_t id)
 }
 
 static void *serve_thread(void *arg);
-static void *serve_thread_socket(void *arg);
 
 static void
 maybe_spawn(rs_worker *w)
@@ -384,7 +388,7 @@ maybe_spawn(rs_worker *w)
 		return;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, w->epfd >= 0 ? serve_thread_socket : serve_thread, w) != 0) {
+	if (pthread_create(&t, &attr, serve_thread, w) != 0) {
 		pthread_mutex_lock(&w->lock);
 		w->threads--;
 		pthread_mutex_unlock(&w->lock);
@@ -434,92 +438,6 @@ serve_thread(void *arg)
 	return NULL;
 }
 
-/*
- * Sockets: idle threads wait in epoll_wait on the socket, edge-triggered
- * (each arrival of data wakes one waiter); the one woken reads a request
- * and executes it, and a request that comes meanwhile wakes another idle
- * thread. A lone caller thus costs no wake-up of a second thread. What a
- * read brought beyond one frame (or may have left in the socket, after a
- * read that filled the buffer) is announced on the eventfd, so that no
- * request waits for an arrival that will not come.
- */
-static void *
-serve_thread_socket(void *arg)
-{
-	rs_worker *w = arg;
-	struct epoll_event ev;
-	pg_rpc_frame f;
-	uint64_t count;
-	bool more;
-	int rc;
-
-	for (;;) {
-		pthread_mutex_lock(&w->lock);
-		w->waiting++;
-		pthread_mutex_unlock(&w->lock);
-		while (epoll_wait(w->epfd, &ev, 1, -1) != 1)
-			;
-		if (ev.data.fd == w->wakefd && read(w->wakefd, &count, sizeof(count)) < 0)
-			count = 0;
-		pthread_mutex_lock(&w->read_lock);
-		rc = pg_rpc_stream_read_ready(&w->stream, &f);
-		(void)atomic_load_explicit(&w->answered, memory_order_acquire);
-		more = rc == 1 && pg_rpc_stream_buffered(&w->stream);
-		pthread_mutex_unlock(&w->read_lock);
-		if (more && write(w->wakefd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
-			more = false;
-		pthread_mutex_lock(&w->lock);
-		w->waiting--;
-		w->busy++;
-		pthread_mutex_unlock(&w->lock);
-		if (rc == -3) {
-			/* Someone else took it. */
-			pthread_mutex_lock(&w->lock);
-			w->busy--;
-			pthread_mutex_unlock(&w->lock);
-			continue;
-		}
-		if (rc <= 0) {
-			if (rc == -2)
-				send_error(w, f.id);
-			finish(rc == 0 ? 0 : 1);
-		}
-		maybe_spawn(w);
-		if (!execute(w, &f)) {
-			if (!w->opts->quiet)
-				pg_message("server: malformed %s request from the peer; closing",
-				           f.code < PG_RPC_CALL_COUNT ? pg_rpc_call_names[f.code] : "unknown");
-			send_error(w, f.id);
-			pg_rpc_frame_clear(&f);
-			finish(1);
-		}
-		pg_rpc_frame_clear(&f);
-		pthread_mutex_lock(&w->lock);
-		w->busy--;
-		pthread_mutex_unlock(&w->lock);
-	}
-	return NULL;
-}
-
-/* Sets up the epoll set for a socket peer; false for other descriptors. */
-static bool
-setup_epoll(rs_worker *w, int fd)
-{
-	struct epoll_event ev = { .events = EPOLLIN | EPOLLET, .data.fd = fd };
-	int type;
-	socklen_t len = sizeof(type);
-
-	w->epfd = w->wakefd = -1;
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) != 0)
-		return false;
-	w->epfd = epoll_create1(EPOLL_CLOEXEC);
-	w->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (w->epfd < 0 || w->wakefd < 0 || epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
-		return false;
-	ev = (struct epoll_event){ .events = EPOLLIN, .data.fd = w->wakefd };
-	return epoll_ctl(w->epfd, EPOLL_CTL_ADD, w->wakefd, &ev) == 0;
-}
-
 /* Ends the worker: waits a while for calls in progress (the calling
  * thread's own counts as one), finalizes the module, exits. */
 static void
@@ -565,7 +483,6 @@ pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 	int rc;
 
 	memset(w, 0, sizeof(*w));
-	w->epfd = w->wakefd = -1;
 	pg_rpc_stream_init(&w->stream, in_fd, out_fd);
 	w->opts = opts;
 	pthread_mutex_init(&w->read_lock, NULL);
@@ -604,21 +521,7 @@ pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 	if (!pg_rpc_send_hello(&w->stream, version))
 		finish(0);
 	w->busy = 0;
-	/* A socket is served with epoll; pipes (stdio mode) by a reader. */
-	if (in_fd == out_fd && setup_epoll(w, in_fd)) {
-		/* The handshake may have read the first request already. */
-		if (pg_rpc_stream_buffered(&w->stream) &&
-		    write(w->wakefd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
-			finish(1);
-		serve_thread_socket(w);
-	} else {
-		if (w->epfd >= 0)
-			close(w->epfd);
-		if (w->wakefd >= 0)
-			close(w->wakefd);
-		w->epfd = w->wakefd = -1;
-		serve_thread(w);
-	}
+	serve_thread(w);
 	finish(0);
 }
 

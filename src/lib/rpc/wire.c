@@ -6,7 +6,6 @@
 #include "wire.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -313,10 +312,9 @@ pg_rpc_frame_clear(pg_rpc_frame *f)
 	f->len = 0;
 }
 
-/* Makes at least n bytes available in s->buf; 1, 0 (EOF) or -1; with
- * dontwait, -3 when nothing at all is there to read. */
+/* Makes at least n bytes available in s->buf; 1, 0 (EOF) or -1. */
 static int
-fill_mode(pg_rpc_stream *s, size_t n, bool dontwait)
+fill(pg_rpc_stream *s, size_t n)
 {
 	ssize_t got;
 
@@ -343,40 +341,20 @@ fill_mode(pg_rpc_stream *s, size_t n, bool dontwait)
 		}
 	}
 	while (s->end - s->start < n) {
-		if (dontwait) {
-			got = recv(s->in_fd, s->buf + s->end, s->cap - s->end, MSG_DONTWAIT);
-			if (got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-				if (s->end == s->start)
-					return -3;
-				/* A frame has begun: wait for the rest. */
-				struct pollfd p = { s->in_fd, POLLIN, 0 };
-				if (poll(&p, 1, -1) < 0 && errno != EINTR)
-					return -1;
-				continue;
-			}
-		} else {
-			got = read(s->in_fd, s->buf + s->end, s->cap - s->end);
-		}
+		got = read(s->in_fd, s->buf + s->end, s->cap - s->end);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
 			return -1;
 		if (got == 0)
 			return 0;
-		s->full_read = (size_t)got == s->cap - s->end;
 		s->end += (size_t)got;
 	}
 	return 1;
 }
 
 static int
-fill(pg_rpc_stream *s, size_t n)
-{
-	return fill_mode(s, n, false);
-}
-
-static int
-read_frame(pg_rpc_stream *s, pg_rpc_frame *f, bool dontwait)
+read_frame(pg_rpc_stream *s, pg_rpc_frame *f)
 {
 	const unsigned char *h;
 	uint32_t len;
@@ -384,9 +362,9 @@ read_frame(pg_rpc_stream *s, pg_rpc_frame *f, bool dontwait)
 
 	f->body = NULL;
 	f->len = 0;
-	rv = fill_mode(s, PG_RPC_HEADER, dontwait);
+	rv = fill(s, PG_RPC_HEADER);
 	if (rv <= 0)
-		return rv;   /* EOF, error, or (-3) nothing there */
+		return rv;   /* EOF or error */
 	h = s->buf + s->start;
 	len = (uint32_t)get_le(h, 4);
 	f->id = (uint32_t)get_le(h + 4, 4);
@@ -412,19 +390,7 @@ read_frame(pg_rpc_stream *s, pg_rpc_frame *f, bool dontwait)
 int
 pg_rpc_stream_read(pg_rpc_stream *s, pg_rpc_frame *f)
 {
-	return read_frame(s, f, false);
-}
-
-int
-pg_rpc_stream_read_ready(pg_rpc_stream *s, pg_rpc_frame *f)
-{
-	return read_frame(s, f, true);
-}
-
-bool
-pg_rpc_stream_buffered(const pg_rpc_stream *s)
-{
-	return s->end > s->start || s->full_read;
+	return read_frame(s, f);
 }
 
 bool

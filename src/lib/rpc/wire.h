@@ -116,7 +116,6 @@ typedef struct {
 	int out_fd;
 	unsigned char *buf;   /* read-ahead */
 	size_t start, end, cap;
-	bool full_read;       /* the last read filled the buffer: more may wait */
 } pg_rpc_stream;
 
 void pg_rpc_stream_init(pg_rpc_stream *s, int in_fd, int out_fd);
@@ -138,17 +137,6 @@ void pg_rpc_frame_clear(pg_rpc_frame *f);
  */
 int pg_rpc_stream_read(pg_rpc_stream *s, pg_rpc_frame *f) PG_MUST_CHECK;
 
-/*
- * As pg_rpc_stream_read, for a non-blocking start: returns -3 at once
- * when no byte of a next frame is there (neither buffered nor waiting in
- * the socket); a frame that has begun is read to its end (waiting for
- * the rest). in_fd must be a socket.
- */
-int pg_rpc_stream_read_ready(pg_rpc_stream *s, pg_rpc_frame *f) PG_MUST_CHECK;
-
-/* True when bytes of a next frame are buffered already, or may still
- * wait in the socket after a read that filled the buffer. */
-bool pg_rpc_stream_buffered(const pg_rpc_stream *s);
 
 /* Writes a finished frame in full; false on error. One caller at a time. */
 bool pg_rpc_stream_write(pg_rpc_stream *s, const pg_rpc_out *out) PG_MUST_CHECK;
