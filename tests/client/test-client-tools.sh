@@ -79,6 +79,7 @@ trap cleanup EXIT
 # start_server ARGS...: `p11glue server --foreground` on $sock.
 server_pid=
 start_server() {
+	: >"$tmp/server.out"   # not left to the background job: a last run's line must not count
 	"$tool" server --foreground --socket "$sock" "$@" >"$tmp/server.out" 2>"$tmp/server.err" &
 	server_pid=$!
 	pids+=("$server_pid")

@@ -96,6 +96,9 @@ tmp=$1 k=$2 client=$3 key=$4 pre=$5
 ip link set lo up || exit 97
 extra=()
 [ "$client" = curl ] && extra=(-Verify 1 -CAfile "$tmp/rsa-key.crt")
+# Emptied here, not by the server's redirection, which runs later in the
+# background: the last run's ACCEPT must not count as this one's.
+: >"$tmp/server.out"
 $pre openssl s_server -engine pkcs11 -keyform engine -key "$key" -cert "$tmp/$k.crt" \
 	-accept 127.0.0.1:4433 -naccept 1 -www "${extra[@]}" >"$tmp/server.out" 2>&1 </dev/null &
 pid=$!
