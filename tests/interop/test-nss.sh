@@ -96,7 +96,7 @@ $pre env -u P11GLUE_STORE_DIR selfserv -d "sql:$tmp/db" -n "$nick" -p 4443 -f "$
 	-V tls1.3:tls1.3 >"$tmp/server.out" 2>&1 </dev/null &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null' EXIT
-for _ in $(seq 200); do
+for _ in $(seq 1200); do   # up to a minute: selfserv logs in to the token first
 	(echo >/dev/tcp/127.0.0.1/4443) 2>/dev/null && break
 	kill -0 "$pid" 2>/dev/null || break
 	sleep 0.05

@@ -96,7 +96,7 @@ rm -f "$tmp/sshd.pid"
 "$sshd" -D -e -f "$tmp/sshd_config" >"$tmp/sshd.log" 2>&1 </dev/null &
 pid=$!
 trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null' EXIT
-for _ in $(seq 100); do [ -s "$tmp/sshd.pid" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+for _ in $(seq 600); do [ -s "$tmp/sshd.pid" ] && break; kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 SSH_ASKPASS=$tmp/askpass SSH_ASKPASS_REQUIRE=force DISPLAY=none \
 	timeout 60 $pre ssh -F "$tmp/ssh_config" -p "$port" "$(id -un)@127.0.0.1" 'echo "logged in as $(id -un)"' </dev/null
 SCRIPT
