@@ -23,7 +23,7 @@ pg_be_bytes(pg_be_reader *r, size_t n)
 {
 	const uint8_t *p;
 
-	if (r->failed || r->len - r->off < n) {
+	if (r->failed || r->off > r->len || r->len - r->off < n) {
 		r->failed = true;
 		return NULL;
 	}

@@ -14,7 +14,8 @@
 #include "config.h"
 
 #include "be-reader.h"
-#include "trust-consumers.h"
+#include "common.h"
+#include "java-keystore.h"
 
 #include <openssl/evp.h>
 #include <openssl/pkcs12.h>
@@ -90,6 +91,7 @@ jks_entry(pg_be_reader *r, uint32_t version, STACK_OF(X509) *certs, char ***alia
 		ok = jks_cert(r, version, alias, true, certs, aliases);
 	} else if (ok) {
 		snprintf(err, size, "entry type %u is not JKS", (unsigned)tag);
+		ok = false;
 	}
 	if (!ok && !err[0])
 		snprintf(err, size, "a damaged entry at byte %zu", r->off);
@@ -120,9 +122,14 @@ static bool
 read_jks(const unsigned char *data, size_t len, const char *password, STACK_OF(X509) *certs,
          char ***aliases, char *err, size_t size)
 {
-	pg_be_reader r = { data, len, 0, false };
+	/* The entries end where the 20-byte integrity digest begins. */
+	pg_be_reader r = { data, len >= 20 ? len - 20 : 0, 0, false };
 	uint32_t version, count;
 
+	if (len < 12 + 20) {
+		snprintf(err, size, "truncated keystore");
+		return false;
+	}
 	pg_be_u32(&r);
 	version = pg_be_u32(&r);
 	count = pg_be_u32(&r);
@@ -130,11 +137,6 @@ read_jks(const unsigned char *data, size_t len, const char *password, STACK_OF(X
 		snprintf(err, size, "unknown JKS version");
 		return false;
 	}
-	if (len < 20) {
-		snprintf(err, size, "truncated keystore");
-		return false;
-	}
-	r.len = len - 20;
 	for (uint32_t i = 0; i < count; i++)
 		if (!jks_entry(&r, version, certs, aliases, err, size))
 			return false;

@@ -11,6 +11,7 @@
 #ifndef PG_TOOL_TRUST_CONSUMERS_H
 #define PG_TOOL_TRUST_CONSUMERS_H
 
+#include "java-keystore.h"
 #include "trust.h"
 
 #include <openssl/x509.h>
@@ -62,14 +63,6 @@ pg_consumer *pg_consumer_nss(const pg_trust_set *set);
 pg_consumer *pg_consumer_java(const char *keystore, const char *label);
 void pg_consumer_free(pg_consumer *c);
 
-/*
- * Reads a Java keystore: JKS (its integrity digest checked with the
- * password) or PKCS#12. Every certificate of a trusted-certificate entry
- * goes to *certs (a new stack), and its alias to *aliases (same order).
- * false with a message in err[size] when the file is not a keystore.
- */
-bool pg_java_keystore_read(const unsigned char *data, size_t len, const char *password,
-                           STACK_OF(X509) **certs, char ***aliases, char *err, size_t size);
 
 /* A one-line name of a certificate: its label, else its subject. */
 void pg_check_cert_name(X509 *x, char *out, size_t size);

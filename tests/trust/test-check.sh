@@ -186,6 +186,15 @@ check --purpose=nonsense
 check --java-cacerts="$tmp/none"
 [ "$rc" = 1 ] && grep -q 'cannot read the keystore' <<<"$err" && ok "a missing keystore is an error (1)" ||
 	not_ok "missing keystore rc=$rc" "$err"
+# Keystores Java itself refuses: a JKS entry of an unknown type (integrity
+# digest right), and one cut short after its header.
+seeds=$here/../../fuzz/java-keystore.in
+check --java-cacerts="$seeds/unknown-entry.jks"
+[ "$rc" = 1 ] && grep -q 'entry type 7 is not JKS' <<<"$err" &&
+	ok "a JKS entry of an unknown type makes the keystore unreadable (1)" || not_ok "unknown entry rc=$rc" "$err"
+check --java-cacerts="$seeds/truncated-header.jks"
+[ "$rc" = 1 ] && grep -q 'truncated keystore' <<<"$err" &&
+	ok "a JKS cut short after its header is refused (1)" || not_ok "truncated rc=$rc" "$err"
 check --help
 [ "$rc" = 0 ] && grep -q -- '--openssl-directory=DIR' <<<"$out" && ok "--help" || not_ok "--help"
 # The other trust commands answer --help too, rather than acting.
