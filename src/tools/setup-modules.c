@@ -176,10 +176,9 @@ parse_settings(const char *text, const char *target, pg_conf_map *map)
 	pg_buf_init(&user);
 	pg_buf_init(&errors);
 	ok = pg_setup_each_user_line(text, target, keep_line, &user) == 0;
-	pg_buf_add_str(&user, "");
 	ok = ok && !user.failed;
 	if (ok)
-		pg_conf_parse((const char *)user.data, user.len - 1, "", map, &errors);
+		pg_conf_parse(user.len ? (const char *)user.data : "", user.len, "", map, &errors);
 	pg_buf_clear(&user);
 	pg_buf_clear(&errors);
 	return ok;

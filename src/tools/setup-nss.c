@@ -417,16 +417,18 @@ run(char *const argv[])
 	int fds[2], st = 0, null;
 	pid_t pid;
 
+	/* Close-on-exec: the program gets only the copies on 0, 1 and 2. */
 	if (pipe(fds) != 0)
 		return false;
+	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
+	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
 	pid = fork();
 	if (pid == 0) {
-		null = open("/dev/null", O_RDONLY);
+		null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		if (null >= 0)
 			dup2(null, 0);
 		dup2(fds[1], 1);
 		dup2(fds[1], 2);
-		close(fds[0]);
 		execvp(argv[0], argv);
 		fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
 		_exit(127);
@@ -488,7 +490,10 @@ apply_db(const pg_setup_edit *e)
 	if (dir == NULL || (slash = strrchr(dir, '/')) == NULL)
 		goto out;
 	*slash = 0;
-	snprintf(db, sizeof(db), "sql:%s", dir);
+	if ((size_t)snprintf(db, sizeof(db), "sql:%s", dir) >= sizeof(db)) {
+		pg_tool_error("%s: path too long", dir);
+		goto out;
+	}
 	if (!e->existed) {
 		char *const create[] = { "certutil", "-N", "-d", db, "--empty-password", NULL };
 

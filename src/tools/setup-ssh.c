@@ -147,8 +147,14 @@ plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 	if (user.some_value != NULL)
 		pg_setup_note(p, "%s, line %zu, sets PKCS11Provider %s for some hosts: for those, "
 		              "yours wins", path, user.some_line, user.some_value);
+	if (strchr(module, '"') != NULL) {
+		pg_setup_problem(p, "%s: ssh cannot take a path with a double quote", module);
+		goto out;
+	}
 	if (user.all_value == NULL) {
-		snprintf(provider, sizeof(provider), "PKCS11Provider %s", module);
+		/* A path with blanks in double quotes (ssh_config(5)). */
+		snprintf(provider, sizeof(provider),
+		         strpbrk(module, " \t") ? "PKCS11Provider \"%s\"" : "PKCS11Provider %s", module);
 		if (!pg_setup_plan_block(p, path, text, exists, mode, lines, 2))
 			pg_setup_problem(p, "out of memory");
 	}

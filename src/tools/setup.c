@@ -196,6 +196,9 @@ line_is(const char *text, size_t off, const char *marker, bool prefix)
 {
 	size_t len = line_len(text, off), mlen = strlen(marker);
 
+	/* An editor may have left a CR (CRLF) or blanks at the end. */
+	while (len > 0 && strchr(" \t\r", text[off + len - 1]) != NULL)
+		len--;
 	if (prefix && len >= mlen)
 		return memcmp(text + off, marker, mlen) == 0;
 	return len == mlen && memcmp(text + off, marker, mlen) == 0;
@@ -368,14 +371,45 @@ pg_setup_plan_unblock(pg_setup_plan *plan, const char *path, const char *text, m
  * Writing
  */
 
+/*
+ * Run as root on a user's files (sudo -E, su without -), what p11glue
+ * makes is given to the owner of the directory it is made in, so that
+ * the user's programs can still read it; elsewhere it stays root's.
+ */
+static bool
+owner_of_dir(const char *path, uid_t *uid, gid_t *gid)
+{
+	char *dir = strdup(path), *slash;
+	struct stat st;
+	bool ok;
+
+	if (dir == NULL)
+		return false;
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = 0;
+	else if (slash != NULL)
+		*slash = 0;
+	ok = stat(slash ? dir : ".", &st) == 0;
+	free(dir);
+	if (ok) {
+		*uid = st.st_uid;
+		*gid = st.st_gid;
+	}
+	return ok;
+}
+
 /* Creates the directories a file goes in when they are missing: 0755
- * for a file others may read (a system file), else 0700. */
+ * for a file others may read (a system file), else 0700, whatever the
+ * umask. */
 static bool
 make_parent(const char *path, mode_t file_mode)
 {
 	char *dir = strdup(path), *slash, *p;
 	mode_t mode = (file_mode & 0044) ? 0755 : 0700;
 	bool ok = true, last = false;
+	uid_t uid;
+	gid_t gid;
 
 	if (dir == NULL)
 		return false;
@@ -391,10 +425,15 @@ make_parent(const char *path, mode_t file_mode)
 			continue;
 		last = *p == 0;
 		*p = 0;
-		if (mkdir(dir, mode) != 0 && errno != EEXIST) {
-			pg_tool_error("%s: %s", dir, strerror(errno));
+		if (mkdir(dir, mode) == 0) {
+			ok = chmod(dir, mode) == 0;
+			if (ok && geteuid() == 0 && owner_of_dir(dir, &uid, &gid) && uid != 0)
+				ok = chown(dir, uid, gid) == 0;
+		} else if (errno != EEXIST) {
 			ok = false;
 		}
+		if (!ok)
+			pg_tool_error("%s: %s", dir, strerror(errno));
 		if (!last)
 			*p = '/';
 	}
@@ -419,52 +458,112 @@ write_all(int fd, const char *text, size_t len)
 	return true;
 }
 
-/* Replaces path with text: a temporary file beside it, renamed over it. */
-static bool
-replace_file(const char *path, const char *text, mode_t mode)
+/* A name beside path for a file of ours: path.p11glue-WHAT-XXXXXX. */
+static char *
+beside(const char *path, const char *what)
 {
-	size_t len = strlen(path) + sizeof(".p11glue-XXXXXX");
-	char *tmp = malloc(len);
-	int fd = -1;
-	bool ok = false;
+	size_t len = strlen(path) + strlen(what) + sizeof(".p11glue--XXXXXX");
+	char *name = malloc(len);
 
-	if (tmp == NULL || !make_parent(path, mode))
-		goto out;
-	snprintf(tmp, len, "%s.p11glue-XXXXXX", path);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
+	if (name != NULL)
+		snprintf(name, len, "%s.p11glue-%s-XXXXXX", path, what);
+	return name;
+}
+
+/* A file's new text, written to a temporary file beside it with its mode
+ * and owner (an existing file's; a new one gets its directory's owner
+ * when root makes it). NULL after a message. */
+static char *
+write_temporary(const char *path, const char *text, mode_t mode)
+{
+	char *tmp = beside(path, "new");
+	struct stat st;
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	int fd = -1;
+	bool ok;
+
+	if (tmp == NULL || !make_parent(path, mode) || (fd = mkstemp(tmp)) < 0) {
 		pg_tool_error("%s: %s", path, strerror(errno));
-		goto out;
+		free(tmp);
+		return NULL;
 	}
-	ok = fchmod(fd, mode) == 0 && write_all(fd, text, strlen(text)) && fsync(fd) == 0;
+	if (lstat(path, &st) == 0) {
+		uid = st.st_uid;
+		gid = st.st_gid;
+	} else if (geteuid() == 0) {
+		owner_of_dir(path, &uid, &gid);
+	}
+	ok = fchmod(fd, mode) == 0 &&
+	     ((uid == geteuid() && gid == getegid()) || fchown(fd, uid, gid) == 0) &&
+	     write_all(fd, text, strlen(text)) && fsync(fd) == 0;
 	ok = close(fd) == 0 && ok;
-	ok = ok && rename(tmp, path) == 0;
 	if (!ok) {
 		pg_tool_error("%s: %s", path, strerror(errno));
 		unlink(tmp);
+		free(tmp);
+		return NULL;
 	}
-out:
-	free(tmp);
-	return ok;
+	return tmp;
 }
 
+/*
+ * Writes every edit or none: first each new text to a temporary file
+ * beside its file (and a hard link keeping each existing file), then the
+ * renames and removals; when one of those fails, the ones made are
+ * undone from the kept files.
+ */
 bool
 pg_setup_apply_edits(const pg_setup_env *env, const pg_setup_plan *plan)
 {
-	const pg_setup_edit *e;
+	char *tmp[PG_SETUP_MAX_EDITS] = { NULL }, *old[PG_SETUP_MAX_EDITS] = { NULL };
+	size_t i, done = 0;
+	bool ok = true;
+	int fd;
 
-	for (size_t i = 0; i < plan->n; i++) {
-		e = &plan->edits[i];
-		if (e->new_text == NULL) {
-			if (unlink(e->path) != 0 && errno != ENOENT) {
+	(void)env;
+	for (i = 0; ok && i < plan->n; i++) {
+		const pg_setup_edit *e = &plan->edits[i];
+		if (e->new_text != NULL)
+			ok = (tmp[i] = write_temporary(e->path, e->new_text, e->mode)) != NULL;
+		if (ok && e->existed) {
+			/* A second name for the file as it is, for undoing. */
+			old[i] = beside(e->path, "old");
+			fd = old[i] != NULL ? mkstemp(old[i]) : -1;
+			ok = fd >= 0 && close(fd) == 0 && unlink(old[i]) == 0 &&
+			     link(e->path, old[i]) == 0;
+			if (!ok) {
 				pg_tool_error("%s: %s", e->path, strerror(errno));
-				return false;
+				free(old[i]);
+				old[i] = NULL;
 			}
-		} else if (!replace_file(e->path, e->new_text, e->mode)) {
-			return false;
 		}
 	}
-	return true;
+	for (i = 0; ok && i < plan->n; i++) {
+		const pg_setup_edit *e = &plan->edits[i];
+		ok = tmp[i] != NULL ? rename(tmp[i], e->path) == 0
+		                    : unlink(e->path) == 0 || errno == ENOENT;
+		if (ok)
+			done++;
+		else
+			pg_tool_error("%s: %s; nothing of this target is changed", e->path,
+			              strerror(errno));
+	}
+	/* Undoing what was done, newest first. */
+	while (!ok && done-- > 0) {
+		const pg_setup_edit *e = &plan->edits[done];
+		if (old[done] != NULL ? rename(old[done], e->path) != 0 : unlink(e->path) != 0)
+			pg_tool_error("%s: could not be restored: %s", e->path, strerror(errno));
+	}
+	for (i = 0; i < plan->n; i++) {
+		if (tmp[i] != NULL)
+			unlink(tmp[i]);
+		if (old[i] != NULL)
+			unlink(old[i]);
+		free(tmp[i]);
+		free(old[i]);
+	}
+	return ok;
 }
 
 /* ---------------------------------------------------------------------------

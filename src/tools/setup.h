@@ -46,7 +46,7 @@ typedef struct {
 } pg_setup_plan;
 
 /* What a target reports for `p11glue status`: a state word and facts. */
-#define PG_SETUP_MAX_FACTS 12
+#define PG_SETUP_MAX_FACTS 24
 typedef struct {
 	const char *state;           /* "configured", "partly configured", "not configured" */
 	const char *keys[PG_SETUP_MAX_FACTS];
