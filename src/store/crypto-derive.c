@@ -177,6 +177,9 @@ CK_RV pg_C_DeriveKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 	rv = pg_session_key(s, hBaseKey, &obj);
 	if (rv == CKR_OK)
 		rv = pg_op_key_checked(obj, pMechanism, &use, &mech, &key);
+	/* One call leaves no room for the context-specific login. */
+	if (rv == CKR_OK && use.always_auth)
+		rv = CKR_KEY_FUNCTION_NOT_PERMITTED;
 	dt = rv == CKR_OK ? pg_attrs_find(&obj->attrs, CKA_DERIVE_TEMPLATE) : NULL;
 	if (dt != NULL && dt->ulValueLen > 0 && !pg_attrs_template(&obj->attrs, CKA_DERIVE_TEMPLATE, &extra))
 		rv = CKR_HOST_MEMORY;

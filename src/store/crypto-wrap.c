@@ -33,6 +33,13 @@ static CK_RV wrapping_key(pg_session *s, CK_OBJECT_HANDLE h, const CK_MECHANISM 
 	if (rv != CKR_OK)
 		return rv == CKR_KEY_HANDLE_INVALID ? use.invalid_rv : rv;
 	rv = pg_op_key_checked(*obj, m, &use, mech, key);
+	/* C_UnwrapKey is one call: no room for the context-specific login
+	 * CKA_ALWAYS_AUTHENTICATE asks for, so such a key does not unwrap. */
+	if (rv == CKR_OK && use.always_auth) {
+		pg_key_unref(*key);
+		*key = NULL;
+		rv = CKR_KEY_FUNCTION_NOT_PERMITTED;
+	}
 	if (rv == CKR_KEY_SIZE_RANGE)
 		rv = wrap ? CKR_WRAPPING_KEY_SIZE_RANGE : CKR_UNWRAPPING_KEY_SIZE_RANGE;
 	if (rv != CKR_OK) {

@@ -109,6 +109,9 @@ login_locked(pg_session *s, CK_USER_TYPE user, const CK_UTF8CHAR *pin, CK_ULONG 
 			return CKR_USER_NOT_LOGGED_IN;
 		rv = pg_pin_verify_locked(tok, CKU_USER, pin, len, &key);
 		pg_token_key_free(key);
+		/* A logout while the KDF ran (without the mutex) wins. */
+		if (rv == CKR_OK && tok->login != PG_LOGIN_USER)
+			rv = CKR_USER_NOT_LOGGED_IN;
 		return rv;
 	}
 	if (tok->login == want)

@@ -35,6 +35,8 @@ typedef struct {
 	unsigned char *id;
 	size_t id_len;
 	char *label;
+	bool always_auth;            /* the key wants the PIN again for each signature */
+	const p11glue_uri *uri;      /* where that PIN comes from (the caller's) */
 	bool failed;                 /* a C_Sign call failed (already reported) */
 } signer;
 
@@ -127,6 +129,12 @@ signer_open(signer *sg, const pg_store_opts *opts, const p11glue_uri *uri, bool 
 		return PG_EXIT_FAIL;
 	}
 	sg->key = found[0];
+	sg->uri = uri;
+	{
+		unsigned char *aa = pg_keytoken_get(&sg->kt, sg->key, CKA_ALWAYS_AUTHENTICATE, &len);
+		sg->always_auth = aa != NULL && len == 1 && aa[0] == CK_TRUE;
+		free(aa);
+	}
 	sg->id = pg_keytoken_get(&sg->kt, sg->key, CKA_ID, &sg->id_len);
 	sg->label = (char *)pg_keytoken_get(&sg->kt, sg->key, CKA_LABEL, &len);
 	if (sg->id == NULL || sg->id_len == 0) {
@@ -160,6 +168,12 @@ token_sign(void *data, const pg_sigalg *alg, const unsigned char *in, size_t in_
 		mech.ulParameterLen = sizeof(ed448);
 	}
 	rv = sg->kt.f->C_SignInit(sg->kt.session, &mech, sg->key);
+	/* CKA_ALWAYS_AUTHENTICATE: the PIN again, for this signature. */
+	if (rv == CKR_OK && sg->always_auth &&
+	    pg_keytoken_login(&sg->kt, CKU_CONTEXT_SPECIFIC, sg->uri, NULL) != PG_EXIT_OK) {
+		sg->failed = true;
+		return false;
+	}
 	if (rv == CKR_OK)
 		rv = sg->kt.f->C_Sign(sg->kt.session, (CK_BYTE_PTR)in, in_len, NULL, &len);
 	if (rv == CKR_OK && (len == 0 || len > 4096 || (sig = malloc(len)) == NULL))

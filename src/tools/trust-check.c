@@ -80,8 +80,8 @@ chain_accepted(const check *ck, pg_consumer *c, X509 *x, int depth, char *why, s
 		return false;
 	for (size_t i = 0; i < ck->k.set->n_certs; i++)
 		if (ck->k.x[i] && X509_check_issued(ck->k.x[i], x) == X509_V_OK &&
-		    X509_up_ref(ck->k.x[i]))
-			sk_X509_push(issuers, ck->k.x[i]);
+		    X509_up_ref(ck->k.x[i]) && !sk_X509_push(issuers, ck->k.x[i]))
+			X509_free(ck->k.x[i]);
 	if (c->ops->issuers)
 		c->ops->issuers(c, x, issuers);
 	for (int i = 0; i < sk_X509_num(issuers) && !ok; i++) {

@@ -174,8 +174,8 @@ openssl_issuers(pg_consumer *c, X509 *x, STACK_OF(X509) *out)
 
 	for (int i = 0; certs && i < sk_X509_num(certs); i++) {
 		X509 *y = sk_X509_value(certs, i);
-		if (X509_check_issued(y, x) == X509_V_OK && X509_up_ref(y))
-			sk_X509_push(out, y);
+		if (X509_check_issued(y, x) == X509_V_OK && X509_up_ref(y) && !sk_X509_push(out, y))
+			X509_free(y);
 	}
 	sk_X509_pop_free(certs, X509_free);
 }
@@ -734,8 +734,8 @@ java_issuers(pg_consumer *c, X509 *x, STACK_OF(X509) *out)
 
 	for (int i = 0; i < sk_X509_num(d->certs); i++) {
 		X509 *y = sk_X509_value(d->certs, i);
-		if (X509_check_issued(y, x) == X509_V_OK && X509_up_ref(y))
-			sk_X509_push(out, y);
+		if (X509_check_issued(y, x) == X509_V_OK && X509_up_ref(y) && !sk_X509_push(out, y))
+			X509_free(y);
 	}
 }
 

@@ -539,6 +539,24 @@ static void test_always_authenticate(void)
 	pt_len = sizeof(pt);
 	ck_assert_rv(p11->C_Decrypt(ct_session, ct, ct_len, pt, &pt_len), CKR_OK);
 	pg_assert(pt_len == 6 && memcmp(pt, "secret", 6) == 0);
+	/* One-call uses leave no room for the login: refused. */
+	{
+		CK_OBJECT_CLASS secret = CKO_SECRET_KEY;
+		CK_KEY_TYPE generic = CKK_GENERIC_SECRET;
+		CK_ULONG bytes = 16;
+		CK_ATTRIBUTE t[] = { { CKA_CLASS, &secret, sizeof(secret) },
+		                     { CKA_KEY_TYPE, &generic, sizeof(generic) },
+		                     { CKA_VALUE_LEN, &bytes, sizeof(bytes) } };
+		unsigned char point[65] = { 4 };
+		CK_ECDH1_DERIVE_PARAMS ecdh = { CKD_NULL, 0, NULL, sizeof(point), point };
+		CK_MECHANISM derive = { CKM_ECDH1_DERIVE, &ecdh, sizeof(ecdh) };
+		CK_OBJECT_HANDLE k;
+
+		ck_assert_rv(p11->C_UnwrapKey(ct_session, &pkcs, rsa_priv, ct, ct_len, t, 2, &k),
+		             CKR_KEY_FUNCTION_NOT_PERMITTED);
+		ck_assert_rv(p11->C_DeriveKey(ct_session, &derive, priv, t, 3, &k),
+		             CKR_KEY_FUNCTION_NOT_PERMITTED);
+	}
 	EVP_PKEY_free(ec);
 }
 

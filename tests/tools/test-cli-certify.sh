@@ -191,4 +191,19 @@ run openssl req -in "$tmp/default.csr" -noout -text
 has "... the subject defaults to the key's label" "$out" "*Subject: CN = k-ec:secp384r1*ecdsa-with-SHA384*"
 run p request "pkcs11:token=test;object=k-ed25519?pin-source=$tmp/wrong"
 failed_run "request with a wrong PIN fails"
+
+# A key with CKA_ALWAYS_AUTHENTICATE (made by pkcs11-tool --always-auth):
+# certify gives the PIN again for its signature (C_Login with
+# CKU_CONTEXT_SPECIFIC), from the same PIN source.
+if command -v pkcs11-tool >/dev/null &&
+	client pkcs11-tool --module "$store" --token-label test --login --pin "$pin" --keypairgen \
+		--key-type EC:prime256v1 --id 7a --label always --always-auth >/dev/null 2>&1; then
+	run p certify --self-signed --output "$tmp/always.pem" "$(key always)"
+	ran "certify with a CKA_ALWAYS_AUTHENTICATE key logs in for the signature"
+	run openssl verify -CAfile "$tmp/always.pem" "$tmp/always.pem"
+	has "... and openssl verifies the certificate" "$out" "*: OK"
+else
+	skip "certify with a CKA_ALWAYS_AUTHENTICATE key" "pkcs11-tool cannot make one here"
+	skip "... and openssl verifies the certificate" "pkcs11-tool cannot make one here"
+fi
 finish
