@@ -98,10 +98,10 @@ setup_usage(FILE *out)
 	        "every other line is yours and is never changed. A second run changes\n"
 	        "nothing; --undo removes exactly p11glue's lines (and a file that holds\n"
 	        "nothing else). When a line of yours conflicts with what the target\n"
-	        "needs, the target changes nothing and says which line. Files are\n"
-	        "replaced whole (a temporary file renamed over them), keeping their\n"
-	        "permissions; new files are readable by you only (with --system, by\n"
-	        "everyone).\n"
+	        "needs, the target changes nothing and says which line. A target's\n"
+	        "files change all together or not at all, each replaced whole (a\n"
+	        "temporary file renamed over it) keeping its permissions and owner;\n"
+	        "new files are readable by you only (with --system, by everyone).\n"
 	        "\n"
 	        "Targets:\n");
 	list_targets(out, true);
