@@ -131,9 +131,18 @@ pg_setup_read(pg_setup_plan *plan, const char *path, char **text, bool *exists, 
 	*text = NULL;
 	*exists = false;
 	*mode = 0600;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* Non-blocking: a FIFO there must not hang the command. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0 && errno == ENOENT)
 		return true;
+	if (fd < 0 && errno == ELOOP) {
+		/* Renaming over a link would replace it: a dotfile manager's
+		 * link is the user's to follow. */
+		pg_setup_problem(plan, "%s is a symbolic link, which p11glue does not replace: make "
+		                 "it a regular file, or put the lines in the file it points to "
+		                 "yourself", path);
+		return false;
+	}
 	if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > MAX_CONF) {
 		pg_setup_problem(plan, "%s: %s", path,
 		                 fd < 0 ? strerror(errno) : "not a regular file of at most 1 MiB");

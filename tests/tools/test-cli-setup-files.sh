@@ -40,6 +40,23 @@ status "undo after the file gained CRs" 0
 [ ! -e "$conf" ] && ok "... removes p11glue's block (and the file, empty then)" ||
 	not_ok "... the file is left" "$(cat -A "$conf")"
 
+# A symbolic link (a dotfile manager's) is left alone, with the reason.
+mkdir -p "$HOME/.ssh"
+printf 'User alice\n' >"$tmp/dotfiles-ssh-config"
+ln -s "$tmp/dotfiles-ssh-config" "$conf"
+run cli setup --ssh
+status "setup --ssh with ~/.ssh/config a symbolic link" 1
+has "... says why" "$err" "*$conf is a symbolic link, which p11glue does not replace*"
+same "... the link stays" "$(readlink "$conf")" "$tmp/dotfiles-ssh-config"
+same "... and the file it points to is unchanged" "$(cat "$tmp/dotfiles-ssh-config")" "User alice"
+rm -f "$conf"
+
+# A FIFO where a file should be: refused at once, not waited on.
+mkfifo "$conf"
+run timeout 10 "$p11glue" setup --ssh
+status "setup --ssh with a FIFO for ~/.ssh/config fails, without hanging" 1
+rm -f "$conf"
+
 # --system (into P11GLUE_CONFIG): directories made 0755 under umask 077.
 rm -rf "$P11GLUE_CONFIG"
 run sh -c 'umask 077 && exec "$@"' sh "$p11glue" setup --modules --system
