@@ -516,6 +516,10 @@ set_issuer(pg_cert_spec *spec, signer *ca, X509 **ca_cert, unsigned char key_id[
 	} else if (pg_x509_key_id(ca->pub, key_id)) {
 		spec->issuer_key_id = key_id;
 		spec->issuer_key_id_len = 20;
+	} else {
+		/* Never the subject's own identifier in its place. */
+		pg_tool_error("cannot compute the CA key's identifier");
+		return PG_EXIT_FAIL;
 	}
 	return PG_EXIT_OK;
 }

@@ -456,6 +456,9 @@ push_key_ids(STACK_OF(X509_EXTENSION) *exts, const pg_cert_spec *spec)
 	bool ok = ski != NULL && aki != NULL && pg_x509_key_id(spec->pub, id) &&
 	          ASN1_OCTET_STRING_set(ski, id, sizeof(id));
 
+	/* A CA-signed certificate names its issuer's key, never its own. */
+	if (spec->issuer_pub != NULL && spec->issuer_key_id == NULL)
+		ok = false;
 	if (ok) {
 		aki->keyid = ASN1_OCTET_STRING_new();
 		ok = aki->keyid != NULL &&

@@ -344,6 +344,13 @@ test_issued(void)
 	pg_assert(pg_sigalg_choose(key, NULL, &alg, &reason));
 	pg_assert_null(pg_x509_make_cert(&spec, &alg, fake_sign, &t, why, sizeof(why)));
 	pg_assert(strstr(why, "does not verify") != NULL);
+	/* Issued without the issuer's key identifier: refused rather than
+	 * naming the subject's own key as the authority's. */
+	t.key = ca_key;
+	pg_assert(pg_sigalg_choose(ca_key, NULL, &alg, &reason));
+	spec.issuer_key_id = NULL;
+	spec.issuer_key_id_len = 0;
+	pg_assert_null(pg_x509_make_cert(&spec, &alg, fake_sign, &t, why, sizeof(why)));
 	X509_STORE_CTX_free(ctx);
 	X509_STORE_free(store);
 	X509_NAME_free(spec.subject);
