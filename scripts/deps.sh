@@ -23,6 +23,8 @@ packages=(
 	debhelper dpkg-dev fakeroot build-essential groff-base man-db
 	# gnupg: GnuPG with gnupg-pkcs11-scd as the client of the store (tests/interop/test-gnupg.sh)
 	gnupg gpg-agent gpgv gnupg-pkcs11-scd
+	# setup tests: chattr makes a file that cannot be replaced (e2fsprogs)
+	e2fsprogs
 )
 
 missing=()

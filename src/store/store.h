@@ -13,8 +13,7 @@
  *   seal.c      the token key, PIN-derived wrapping keys, AES-256-GCM at rest
  *   core.h      the core's internals (map.c: hash maps)
  *   crypto-*.c  mechanisms through libcrypto (the "mech" layer below;
- *               mech-entry.[ch] put its entry points in the lists,
- *               mech-fallback.c stands in for any not written yet)
+ *               mech-entry.[ch] put its entry points in the lists)
  *
  * Locking: one module mutex (pg_store_lock) guards the slot, session and
  * object tables. It is never held during a cryptographic operation: the
