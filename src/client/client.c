@@ -24,6 +24,7 @@
 #include "conn.h"
 #include "handles.h"
 #include "initargs.h"
+#include "interfaces.h"
 #include "marshal.h"
 #include "rpc-calls.h"
 #include "pkcs11-calls.h"
@@ -580,40 +581,16 @@ rc_C_WaitForSlotEvent(CK_FLAGS flags, CK_SLOT_ID_PTR pSlot, CK_VOID_PTR pReserve
 static CK_RV
 rc_C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
 {
-	if (pulCount == NULL)
-		return CKR_ARGUMENTS_BAD;
-	if (pInterfacesList == NULL) {
-		*pulCount = PG_N_ELEMENTS(client_interfaces);
-		return CKR_OK;
-	}
-	if (*pulCount < PG_N_ELEMENTS(client_interfaces)) {
-		*pulCount = PG_N_ELEMENTS(client_interfaces);
-		return CKR_BUFFER_TOO_SMALL;
-	}
-	memcpy(pInterfacesList, client_interfaces, sizeof(client_interfaces));
-	*pulCount = PG_N_ELEMENTS(client_interfaces);
-	return CKR_OK;
+	return pg_interfaces_list(client_interfaces, PG_N_ELEMENTS(client_interfaces), pInterfacesList,
+	                          pulCount);
 }
 
 static CK_RV
 rc_C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
                   CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
 {
-	if (ppInterface == NULL)
-		return CKR_ARGUMENTS_BAD;
-	for (size_t i = 0; i < PG_N_ELEMENTS(client_interfaces); i++) {
-		CK_INTERFACE *iface = &client_interfaces[i];
-		CK_VERSION *v = &((CK_FUNCTION_LIST *)iface->pFunctionList)->version;
-		if (pInterfaceName && strcmp((char *)pInterfaceName, (char *)iface->pInterfaceName))
-			continue;
-		if (pVersion && (pVersion->major != v->major || pVersion->minor != v->minor))
-			continue;
-		if ((flags & ~iface->flags) != 0)
-			continue;
-		*ppInterface = iface;
-		return CKR_OK;
-	}
-	return CKR_ARGUMENTS_BAD;
+	return pg_interfaces_find(client_interfaces, PG_N_ELEMENTS(client_interfaces), pInterfaceName,
+	                          pVersion, ppInterface, flags);
 }
 
 #define ENTRY(name, params, args, kind) rc_##name,

@@ -16,6 +16,7 @@
 #include "common.h"
 #include "handles.h"
 #include "initargs.h"
+#include "interfaces.h"
 #include "pkcs11-calls.h"
 
 #include <p11glue/p11glue.h>
@@ -581,40 +582,16 @@ px_C_WaitForSlotEvent(CK_FLAGS flags, CK_SLOT_ID_PTR pSlot, CK_VOID_PTR pReserve
 static CK_RV
 px_C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
 {
-	if (pulCount == NULL)
-		return CKR_ARGUMENTS_BAD;
-	if (pInterfacesList == NULL) {
-		*pulCount = PG_N_ELEMENTS(proxy_interfaces);
-		return CKR_OK;
-	}
-	if (*pulCount < PG_N_ELEMENTS(proxy_interfaces)) {
-		*pulCount = PG_N_ELEMENTS(proxy_interfaces);
-		return CKR_BUFFER_TOO_SMALL;
-	}
-	memcpy(pInterfacesList, proxy_interfaces, sizeof(proxy_interfaces));
-	*pulCount = PG_N_ELEMENTS(proxy_interfaces);
-	return CKR_OK;
+	return pg_interfaces_list(proxy_interfaces, PG_N_ELEMENTS(proxy_interfaces), pInterfacesList,
+	                          pulCount);
 }
 
 static CK_RV
 px_C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
                   CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
 {
-	if (ppInterface == NULL)
-		return CKR_ARGUMENTS_BAD;
-	for (size_t i = 0; i < PG_N_ELEMENTS(proxy_interfaces); i++) {
-		CK_INTERFACE *iface = &proxy_interfaces[i];
-		CK_VERSION *v = &((CK_FUNCTION_LIST *)iface->pFunctionList)->version;
-		if (pInterfaceName && strcmp((char *)pInterfaceName, (char *)iface->pInterfaceName))
-			continue;
-		if (pVersion && (pVersion->major != v->major || pVersion->minor != v->minor))
-			continue;
-		if ((flags & ~iface->flags) != 0)
-			continue;
-		*ppInterface = iface;
-		return CKR_OK;
-	}
-	return CKR_ARGUMENTS_BAD;
+	return pg_interfaces_find(proxy_interfaces, PG_N_ELEMENTS(proxy_interfaces), pInterfaceName,
+	                          pVersion, ppInterface, flags);
 }
 
 #define ENTRY(name, params, args, kind) px_##name,

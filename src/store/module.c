@@ -25,6 +25,7 @@
 #include "config.h"
 
 #include "core.h"
+#include "interfaces.h"
 #include "mech-entry.h"
 
 #include <errno.h>
@@ -401,42 +402,13 @@ C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR ppFunctionList)
 CK_RV
 C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
 {
-	CK_ULONG n = PG_N_ELEMENTS(interfaces);
-
-	if (pulCount == NULL)
-		return CKR_ARGUMENTS_BAD;
-	if (pInterfacesList == NULL) {
-		*pulCount = n;
-		return CKR_OK;
-	}
-	if (*pulCount < n) {
-		*pulCount = n;
-		return CKR_BUFFER_TOO_SMALL;
-	}
-	memcpy(pInterfacesList, interfaces, sizeof(interfaces));
-	*pulCount = n;
-	return CKR_OK;
+	return pg_interfaces_list(interfaces, PG_N_ELEMENTS(interfaces), pInterfacesList, pulCount);
 }
 
 CK_RV
 C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
                CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
 {
-	if (ppInterface == NULL)
-		return CKR_ARGUMENTS_BAD;
-	for (size_t i = 0; i < PG_N_ELEMENTS(interfaces); i++) {
-		CK_INTERFACE *iface = &interfaces[i];
-		const CK_VERSION *v = iface->pFunctionList;
-		if (pInterfaceName != NULL &&
-		    strcmp((const char *)pInterfaceName, (const char *)iface->pInterfaceName) != 0)
-			continue;
-		if (pVersion != NULL && (pVersion->major != v->major || pVersion->minor != v->minor))
-			continue;
-		if ((iface->flags & flags) != flags)
-			continue;
-		*ppInterface = iface;
-		return CKR_OK;
-	}
-	*ppInterface = NULL;
-	return CKR_ARGUMENTS_BAD;
+	return pg_interfaces_find(interfaces, PG_N_ELEMENTS(interfaces), pInterfaceName, pVersion,
+	                          ppInterface, flags);
 }

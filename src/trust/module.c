@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "conf.h"
+#include "interfaces.h"
 #include "module.h"
 #include "pkcs11-calls.h"
 
@@ -546,42 +547,17 @@ tm_C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR ppFunctionList)
 static CK_RV
 tm_C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
 {
-	if (pulCount == NULL)
-		return CKR_ARGUMENTS_BAD;
 	pthread_once(&lists_once, fill_lists);
-	if (pInterfacesList == NULL) {
-		*pulCount = PG_N_ELEMENTS(interfaces);
-		return CKR_OK;
-	}
-	if (*pulCount < PG_N_ELEMENTS(interfaces)) {
-		*pulCount = PG_N_ELEMENTS(interfaces);
-		return CKR_BUFFER_TOO_SMALL;
-	}
-	memcpy(pInterfacesList, interfaces, sizeof(interfaces));
-	*pulCount = PG_N_ELEMENTS(interfaces);
-	return CKR_OK;
+	return pg_interfaces_list(interfaces, PG_N_ELEMENTS(interfaces), pInterfacesList, pulCount);
 }
 
 static CK_RV
 tm_C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
                   CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
 {
-	if (ppInterface == NULL)
-		return CKR_ARGUMENTS_BAD;
 	pthread_once(&lists_once, fill_lists);
-	for (size_t i = 0; i < PG_N_ELEMENTS(interfaces); i++) {
-		CK_INTERFACE *iface = &interfaces[i];
-		CK_VERSION *v = &((CK_FUNCTION_LIST *)iface->pFunctionList)->version;
-		if (pInterfaceName && strcmp((char *)pInterfaceName, (char *)iface->pInterfaceName))
-			continue;
-		if (pVersion && (pVersion->major != v->major || pVersion->minor != v->minor))
-			continue;
-		if ((flags & ~iface->flags) != 0)
-			continue;
-		*ppInterface = iface;
-		return CKR_OK;
-	}
-	return CKR_ARGUMENTS_BAD;
+	return pg_interfaces_find(interfaces, PG_N_ELEMENTS(interfaces), pInterfaceName, pVersion,
+	                          ppInterface, flags);
 }
 
 EXPORT CK_RV
