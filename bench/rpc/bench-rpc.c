@@ -6,7 +6,7 @@
  * RPC over a unix socket stands on.
  *
  * Usage: bench-rpc [--procs N | --threads N] [--time SECONDS] OP MODULE TOKEN PIN KEY
- *        bench-rpc --floor [--time SECONDS]
+ *        bench-rpc --floor [--procs N] [--time SECONDS]
  *
  * OP is "info" (C_GetSessionInfo) or "sign" (C_SignInit + C_Sign,
  * CKM_ECDSA over a 32-byte hash with the EC P-256 private key labelled
@@ -15,7 +15,9 @@
  * the other (SoftHSM2 rewrites its token file on every login, which
  * concurrent logins would race on), then all run for SECONDS together.
  *
- * Prints one line: "ops/s TOTAL us/op-per-client LATENCY".
+ * --floor times round trips of raw socket pairs instead (N pairs at once,
+ * each its own two processes). Prints one line: "ops/s TOTAL
+ * us/op-per-client LATENCY".
  */
 #define _GNU_SOURCE
 #include <p11glue/pkcs11.h>
@@ -169,12 +171,14 @@ run_threads(int n, double seconds, int go_fd)
 	return total;
 }
 
-static void
-floor_bench(double seconds)
+/* Round trips of one raw socket pair for at least seconds; the count,
+ * and the time taken in *took. */
+static unsigned long
+floor_pair(double seconds, double *took)
 {
 	unsigned char req[20] = { 8 }, rep[44] = { 32 };
 	unsigned long n = 0;
-	double start, took;
+	double start;
 	int sv[2];
 	pid_t child;
 
@@ -198,26 +202,62 @@ floor_bench(double seconds)
 				exit(1);
 		}
 		n += 1000;
-		took = now() - start;
-	} while (took < seconds);
+		*took = now() - start;
+	} while (*took < seconds);
 	close(sv[0]);
 	waitpid(child, NULL, 0);
-	printf("ops/s %.0f us/op %.2f\n", (double)n / took, took / (double)n * 1e6);
+	return n;
+}
+
+/* pairs socket pairs at once, each with its own two processes: round
+ * trips per second summed over the pairs, and the mean round trip. */
+static void
+floor_bench(double seconds, int pairs)
+{
+	unsigned long n;
+	double took, rate = 0;
+	int out[2];
+
+	if (pairs == 1) {
+		n = floor_pair(seconds, &took);
+		printf("ops/s %.0f us/op %.2f\n", (double)n / took, took / (double)n * 1e6);
+		return;
+	}
+	if (pipe(out) != 0)
+		exit(1);
+	for (int i = 0; i < pairs; i++) {
+		if (fork() == 0) {
+			double r;
+			n = floor_pair(seconds, &took);
+			r = (double)n / took;
+			if (write(out[1], &r, sizeof(r)) != (ssize_t)sizeof(r))
+				_exit(1);
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < pairs; i++) {
+		double r;
+		if (read(out[0], &r, sizeof(r)) != (ssize_t)sizeof(r))
+			exit(1);
+		rate += r;
+	}
+	while (wait(NULL) > 0)
+		;
+	printf("ops/s %.0f us/op %.2f\n", rate, 1e6 * pairs / rate);
 }
 
 int
 main(int argc, char **argv)
 {
 	int procs = 1, threads = 1, argi = 1, go[2], out[2];
+	bool floor = false;
 	double seconds = 3, start, took;
 	unsigned long total = 0, ops;
 
 	for (; argi < argc && strncmp(argv[argi], "--", 2) == 0; argi++) {
 		if (strcmp(argv[argi], "--floor") == 0) {
-			if (argi + 2 < argc && strcmp(argv[argi + 1], "--time") == 0)
-				seconds = atof(argv[argi + 2]);
-			floor_bench(seconds);
-			return 0;
+			floor = true;
+			continue;
 		}
 		if (argi + 1 >= argc)
 			break;
@@ -228,10 +268,14 @@ main(int argc, char **argv)
 		else if (strcmp(argv[argi], "--time") == 0)
 			seconds = atof(argv[++argi]);
 	}
-	if (argc - argi != 5 || procs < 1 || procs > MAX_WORKERS || threads < 1 ||
+	if (floor && argi == argc && procs >= 1 && procs <= MAX_WORKERS) {
+		floor_bench(seconds, procs);
+		return 0;
+	}
+	if (floor || argc - argi != 5 || procs < 1 || procs > MAX_WORKERS || threads < 1 ||
 	    threads > MAX_WORKERS) {
 		fprintf(stderr, "usage: bench-rpc [--procs N | --threads N] [--time S] info|sign "
-		                "MODULE TOKEN PIN KEY\n       bench-rpc --floor [--time S]\n");
+		                "MODULE TOKEN PIN KEY\n       bench-rpc --floor [--procs N] [--time S]\n");
 		return 2;
 	}
 	sign_op = strcmp(argv[argi], "sign") == 0;

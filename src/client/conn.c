@@ -42,6 +42,7 @@ static struct {
 	bool alive;
 	bool reading;                  /* a caller holds the reading role */
 	unsigned generation;
+	uint32_t version;              /* the protocol version agreed on */
 	uint32_t next_id;
 	pg_rpc_stream stream;
 	pending *waiting;
@@ -137,6 +138,7 @@ handshake(int fd)
 	ok = pg_rpc_stream_read(&conn.stream, &f) == 1 && pg_rpc_parse_hello(&f, &version) &&
 	     version <= PG_RPC_VERSION;
 	pg_rpc_frame_clear(&f);
+	conn.version = ok ? version : 0;
 	return ok;
 }
 
@@ -309,6 +311,7 @@ pg_conn_call(pg_rpc_out *request, uint32_t code, unsigned expected, pg_rpc_frame
              unsigned *generation)
 {
 	pending p = { 0 };
+	uint32_t flags;
 	int rv = PG_CONN_OK;
 
 	memset(reply, 0, sizeof(*reply));
@@ -327,11 +330,14 @@ pg_conn_call(pg_rpc_out *request, uint32_t code, unsigned expected, pg_rpc_frame
 	if (p.id == 0)
 		p.id = conn.next_id++;
 	pthread_cond_init(&p.cond, NULL);
+	/* No other call in flight: the server may execute this one on the
+	 * thread that reads it (wire.h). */
+	flags = conn.waiting == NULL && conn.version >= 2 ? PG_RPC_LONE : 0;
 	p.next = conn.waiting;
 	conn.waiting = &p;
 	/* Written under the lock: one frame at a time, and one lock for the
 	 * common path. A reader blocked in read() holds no lock. */
-	if (!pg_rpc_out_finish(request, p.id, code)) {
+	if (!pg_rpc_out_finish(request, p.id, code | flags)) {
 		rv = PG_CONN_UNREACHABLE;
 	} else if (!pg_rpc_stream_write(&conn.stream, request)) {
 		fail_locked();

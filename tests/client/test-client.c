@@ -9,7 +9,9 @@
 #include "config.h"
 
 #include "served.h"
+#include "server.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
@@ -945,6 +947,106 @@ test_parallel_calls(void)
 	pg_assert_int_eq(wait_rv, CKR_CRYPTOKI_NOT_INITIALIZED);
 }
 
+/* The one worker process of the server (one client connected). */
+static pid_t
+only_worker(void)
+{
+	char path[300], buf[256];
+	pid_t worker = 0;
+	int n = 0;
+	FILE *f;
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)server_pid);
+	d = opendir(path);
+	pg_assert_not_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)server_pid, e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		while (fscanf(f, "%255s", buf) == 1) {
+			worker = (pid_t)atoi(buf);
+			n++;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	pg_assert_int_eq(n, 1);
+	return worker;
+}
+
+/* The voluntary context switches of a worker's threads, its standby
+ * left out: about one per call when each call is read and executed by
+ * the same thread, two when every call is handed from thread to thread. */
+static long
+serving_switches(pid_t worker)
+{
+	char path[300], comm[64];
+	long total = 0, v;
+	FILE *f;
+	DIR *d;
+	struct dirent *e;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)worker);
+	d = opendir(path);
+	pg_assert_not_null(d);
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)worker, e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		comm[0] = 0;
+		if (fgets(comm, sizeof(comm), f) == NULL)
+			comm[0] = 0;
+		fclose(f);
+		if (strncmp(comm, PG_RPC_STANDBY_NAME, strlen(PG_RPC_STANDBY_NAME)) == 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)worker, e->d_name);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		while (fgets(comm, sizeof(comm), f) != NULL) {
+			if (sscanf(comm, "voluntary_ctxt_switches: %ld", &v) == 1)
+				total += v;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	return total;
+}
+
+/* A client with one call at a time has each call executed by the thread
+ * of the worker that read it: no hand-off to a second thread per call. */
+#define SEQUENTIAL_CALLS 2000
+
+static void
+test_sequential_inline(void)
+{
+	CK_SESSION_HANDLE s;
+	CK_SESSION_INFO info;
+	CK_SLOT_ID slot;
+	long before, after;
+	pid_t worker;
+
+	pg_assert_int_eq(cl->C_Initialize(NULL), CKR_OK);
+	slot = init_token(cl, "inline");
+	pg_assert_int_eq(cl->C_OpenSession(slot, CKF_SERIAL_SESSION, NULL, NULL, &s), CKR_OK);
+	worker = only_worker();
+	before = serving_switches(worker);
+	for (int i = 0; i < SEQUENTIAL_CALLS; i++)
+		pg_assert_int_eq(cl->C_GetSessionInfo(s, &info), CKR_OK);
+	after = serving_switches(worker);
+	fprintf(stderr, "%ld voluntary switches for %d calls\n", after - before, SEQUENTIAL_CALLS);
+	pg_assert(after - before < SEQUENTIAL_CALLS * 3 / 2);
+	pg_assert_int_eq(cl->C_Finalize(NULL), CKR_OK);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -959,6 +1061,7 @@ main(int argc, char **argv)
 	pg_test("client/uri-filter", test_uri_filter);
 	pg_test("client/stdio-command", test_stdio_command);
 	pg_test("client/parallel-calls", test_parallel_calls);
+	pg_test("client/sequential-inline", test_sequential_inline);
 	pg_test_fixture(setup_direct, teardown);
 	pg_test("client/info-and-slots", test_info_and_slots);
 	pg_test("client/sign-and-buffers", test_sign_and_buffers);

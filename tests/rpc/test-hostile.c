@@ -30,9 +30,9 @@ teardown(void)
 	stop_server();
 }
 
-/* A raw connection that said hello (when hello is set). */
+/* A raw connection that said hello with a version (none when 0). */
 static int
-raw_connect(bool hello)
+raw_connect_version(uint32_t version)
 {
 	pg_rpc_stream s;
 	pg_rpc_frame f;
@@ -40,16 +40,23 @@ raw_connect(bool hello)
 	int fd = connect_socket();
 
 	pg_assert(fd >= 0);
-	if (!hello)
+	if (version == 0)
 		return fd;
 	pg_rpc_stream_init(&s, fd, fd);
-	pg_assert(pg_rpc_send_hello(&s, PG_RPC_VERSION));
+	pg_assert(pg_rpc_send_hello(&s, version));
 	pg_assert_int_eq(pg_rpc_stream_read(&s, &f), 1);
 	pg_assert(pg_rpc_parse_hello(&f, &v));
-	pg_assert_int_eq(v, PG_RPC_VERSION);
+	pg_assert_int_eq(v, version);
 	pg_rpc_frame_clear(&f);
 	pg_rpc_stream_clear(&s);
 	return fd;
+}
+
+/* A raw connection that said hello (when hello is set). */
+static int
+raw_connect(bool hello)
+{
+	return raw_connect_version(hello ? PG_RPC_VERSION : 0);
 }
 
 static void
@@ -253,6 +260,68 @@ test_bad_handshakes(void)
 	still_serving();
 }
 
+/* The next reply on s: its code (the request's, without flags); the
+ * request's id in *id. Bounded: 20 s. */
+static uint32_t
+reply_code(pg_rpc_stream *s, uint32_t *id)
+{
+	struct pollfd p = { s->in_fd, POLLIN, 0 };
+	pg_rpc_frame f;
+	uint32_t code;
+
+	if (s->end == s->start)
+		pg_assert_int_eq(poll(&p, 1, 20000), 1);
+	pg_assert_int_eq(pg_rpc_stream_read(s, &f), 1);
+	*id = f.id;
+	code = f.code;
+	pg_rpc_frame_clear(&f);
+	return code;
+}
+
+/* Version 1 peers are served as before: a code with the version 2 flag
+ * is no call there. Under version 2 the flag is taken and not echoed;
+ * a request with it, one without, and several sent at once are served. */
+static void
+test_versions(void)
+{
+	pg_rpc_stream s;
+	uint32_t id, seen = 0;
+	int fd;
+
+	fd = raw_connect_version(1);
+	pg_rpc_stream_init(&s, fd, fd);
+	send_frame(fd, 1, PG_RPC_CALL_C_GetInfo, NULL, 0);
+	pg_assert_int_eq(reply_code(&s, &id), PG_RPC_CALL_C_GetInfo);
+	pg_assert_int_eq(id, 1);
+	pg_rpc_stream_clear(&s);
+	send_frame(fd, 2, PG_RPC_CALL_C_GetInfo | PG_RPC_LONE, NULL, 0);
+	pg_assert_int_eq(outcome(fd, 2), GOT_ERROR);
+	close(fd);
+	fd = raw_connect_version(2);
+	pg_rpc_stream_init(&s, fd, fd);
+	send_frame(fd, 1, PG_RPC_CALL_C_GetInfo | PG_RPC_LONE, NULL, 0);
+	pg_assert_int_eq(reply_code(&s, &id), PG_RPC_CALL_C_GetInfo);
+	pg_assert_int_eq(id, 1);
+	send_frame(fd, 2, PG_RPC_CALL_C_GetInfo, NULL, 0);
+	pg_assert_int_eq(reply_code(&s, &id), PG_RPC_CALL_C_GetInfo);
+	pg_assert_int_eq(id, 2);
+	/* Several at once, all marked: those already buffered when one is
+	 * read are read by another thread; replies come in any order. */
+	for (uint32_t i = 3; i < 11; i++)
+		send_frame(fd, i, PG_RPC_CALL_C_GetInfo | PG_RPC_LONE, NULL, 0);
+	for (int i = 3; i < 11; i++) {
+		pg_assert_int_eq(reply_code(&s, &id), PG_RPC_CALL_C_GetInfo);
+		pg_assert(id >= 3 && id < 11 && !(seen & (1u << id)));
+		seen |= 1u << id;
+	}
+	pg_rpc_stream_clear(&s);
+	/* Another flag bit is no call. */
+	send_frame(fd, 11, PG_RPC_CALL_C_GetInfo | (PG_RPC_LONE << 1), NULL, 0);
+	pg_assert_int_eq(outcome(fd, 11), GOT_ERROR);
+	close(fd);
+	still_serving();
+}
+
 /* A raw peer names the server-side handle of another client's session:
  * its own worker has no such session. */
 static void
@@ -298,6 +367,7 @@ main(int argc, char **argv)
 	pg_test("hostile/corpus", test_corpus);
 	pg_test("hostile/empty-bodies", test_empty_bodies);
 	pg_test("hostile/handshakes", test_bad_handshakes);
+	pg_test("hostile/versions", test_versions);
 	pg_test("hostile/no-foreign-sessions", test_no_foreign_sessions);
 	return pg_test_run(argc, argv);
 }

@@ -24,6 +24,15 @@
 
 /* Threads serving one peer at most (each runs one call at a time). */
 #define MAX_THREADS 64
+/* The standby's tick: a call executed by its reader that is still running
+ * a whole tick later has the reading passed on (see standby_thread). */
+#define STANDBY_TICK_NS (2 * 1000 * 1000)
+/* Ticks without such a call after which the standby waits untimed. */
+#define STANDBY_QUIET_TICKS 16
+
+/* The read role: free, held by a thread reading, or held by a thread
+ * executing the call it read (which reads again when done). */
+enum { ROLE_FREE, ROLE_READING, ROLE_INLINE };
 /* How long a finishing worker waits for calls in progress. */
 #define FINISH_WAIT_MS 2000
 
@@ -33,11 +42,16 @@ typedef struct {
 	CK_FUNCTION_LIST_3_0 *funcs;
 	pg_module *module;
 	bool v3;
-	pthread_mutex_t read_lock;     /* held by the leader, who reads */
+	uint32_t version;              /* the protocol version agreed with the peer */
 	pthread_mutex_t write_lock;
 	pthread_mutex_t lock;          /* what follows */
-	int threads;
-	int waiting;                   /* threads waiting for, or holding, the read role */
+	pthread_cond_t role_cv;        /* idle threads wait here for the read role */
+	pthread_cond_t standby_cv;     /* the standby waits here (see standby_thread) */
+	int role;                      /* ROLE_* */
+	uint64_t inline_seq;           /* counts calls executed by their reader */
+	bool standby_asleep;           /* the standby waits without a deadline */
+	int threads;                   /* serving threads (the standby not counted) */
+	int idle;                      /* threads waiting for the read role */
 	int busy;                      /* calls in progress */
 	bool finishing;
 	pg_handle_map allowed;         /* with a filter: slots it matched */
@@ -301,14 +315,18 @@ rs_C_WaitForSlotEvent(rs_ctx *ctx, pg_rpc_in *in, pg_rpc_out *out)
 /* ---------------------------------------------------------------------------
  * The worker: leader/follower threads
  *
- * One thread at a time (the leader, holding read_lock) blocks reading the
- * peer; once it has a request it lets go of the read role, which the next
- * idle thread takes (one is started when none is idle), and executes the
- * request. So one peer's threads never queue behind each other's calls,
- * and a lone caller's request wakes a thread blocked in read() itself:
- * the kernel then wakes it as the writer's partner, on the writer's CPU
- * when it can, which costs far less than a wake-up through epoll on
- * machines where waking another CPU is dear (bench/run-rpc.sh).
+ * One thread at a time holds the read role and blocks reading the peer;
+ * once it has a request it either passes the role to an idle thread (one
+ * is started when none is idle) and executes the request, or, when the
+ * client said no other call of its was in flight (PG_RPC_LONE) and nothing
+ * else is buffered, executes it first and then reads on. The first keeps
+ * one client's threads from queueing behind each other's calls; the
+ * second spares a sequential client's every call a wake-up of a second
+ * thread, which on these machines costs about as much as the call itself
+ * (bench/run-rpc.sh). A call executed that way may still block (a PIN
+ * pad, C_WaitForSlotEvent) while another thread of the client sends a
+ * request: the standby thread passes the role on when such a call has run
+ * for a whole tick, so a request waits at most two ticks to be read.
  */
 
 static bool
@@ -372,20 +390,28 @@ send_error(rs_worker *w, uint32_t id)
 
 static void *serve_thread(void *arg);
 
+/* Frees the read role for another thread (w->lock held): wakes an idle
+ * one, or says that one is to be started (start_thread, after unlocking). */
+static bool
+pass_role_locked(rs_worker *w)
+{
+	w->role = ROLE_FREE;
+	if (w->idle > 0) {
+		pthread_cond_signal(&w->role_cv);
+		return false;
+	}
+	if (w->threads >= MAX_THREADS || w->finishing)
+		return false;   /* the next thread done with its call reads */
+	w->threads++;
+	return true;
+}
+
 static void
-maybe_spawn(rs_worker *w)
+start_thread(rs_worker *w)
 {
 	pthread_attr_t attr;
 	pthread_t t;
-	bool spawn;
 
-	pthread_mutex_lock(&w->lock);
-	spawn = w->waiting == 0 && w->threads < MAX_THREADS && !w->finishing;
-	if (spawn)
-		w->threads++;
-	pthread_mutex_unlock(&w->lock);
-	if (!spawn)
-		return;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	if (pthread_create(&t, &attr, serve_thread, w) != 0) {
@@ -401,27 +427,48 @@ serve_thread(void *arg)
 {
 	rs_worker *w = arg;
 	pg_rpc_frame f;
+	uint64_t mine = 0;
+	bool lone, spawn;
 	int rc;
 
+	pthread_mutex_lock(&w->lock);
 	for (;;) {
-		pthread_mutex_lock(&w->lock);
-		w->waiting++;
+		/* The role is this thread's when its own call left it free. */
+		while (w->role != ROLE_FREE) {
+			w->idle++;
+			pthread_cond_wait(&w->role_cv, &w->lock);
+			w->idle--;
+		}
+		w->role = ROLE_READING;
 		pthread_mutex_unlock(&w->lock);
-		pthread_mutex_lock(&w->read_lock);
 		rc = pg_rpc_stream_read(&w->stream, &f);
 		(void)atomic_load_explicit(&w->answered, memory_order_acquire);
-		pthread_mutex_unlock(&w->read_lock);
+		lone = rc == 1 && w->version >= 2 && (f.code & PG_RPC_LONE) != 0;
+		if (lone)
+			f.code &= ~PG_RPC_LONE;
 		pthread_mutex_lock(&w->lock);
-		w->waiting--;
 		w->busy++;
-		pthread_mutex_unlock(&w->lock);
 		if (rc <= 0) {
+			pthread_mutex_unlock(&w->lock);
 			if (rc == -2)
 				send_error(w, f.id);
 			finish(rc == 0 ? 0 : 1);
 		}
-		/* Someone must be reading while this thread works. */
-		maybe_spawn(w);
+		spawn = false;
+		if (lone && w->stream.end == w->stream.start) {
+			/* Executed here, then read on (unless the standby
+			 * passed the role on meanwhile). */
+			w->role = ROLE_INLINE;
+			mine = ++w->inline_seq;
+			if (w->standby_asleep)
+				pthread_cond_signal(&w->standby_cv);
+		} else {
+			/* Someone must be reading while this thread works. */
+			spawn = pass_role_locked(w);
+		}
+		pthread_mutex_unlock(&w->lock);
+		if (spawn)
+			start_thread(w);
 		if (!execute(w, &f)) {
 			if (!w->opts->quiet)
 				pg_message("server: malformed %s request from the peer; closing",
@@ -433,9 +480,83 @@ serve_thread(void *arg)
 		pg_rpc_frame_clear(&f);
 		pthread_mutex_lock(&w->lock);
 		w->busy--;
-		pthread_mutex_unlock(&w->lock);
+		if (w->role == ROLE_INLINE && w->inline_seq == mine)
+			w->role = ROLE_FREE;   /* taken again at the top */
 	}
 	return NULL;
+}
+
+/*
+ * The standby: wakes each tick while calls are executed by their readers,
+ * and frees the read role when the same such call is still running at two
+ * ticks in a row. After STANDBY_QUIET_TICKS ticks without one it waits
+ * untimed, woken by the next (so an idle peer costs no wake-ups).
+ */
+static void *
+standby_thread(void *arg)
+{
+	rs_worker *w = arg;
+	uint64_t seen = 0;
+	struct timespec at;
+	int quiet = 0;
+	bool spawn;
+
+	pthread_mutex_lock(&w->lock);
+	while (!w->finishing) {
+		spawn = false;
+		if (w->role == ROLE_INLINE && w->inline_seq == seen) {
+			spawn = pass_role_locked(w);
+			quiet = 0;
+		} else if (w->inline_seq != seen) {
+			seen = w->inline_seq;
+			quiet = 0;
+		} else if (++quiet >= STANDBY_QUIET_TICKS) {
+			w->standby_asleep = true;
+			while (w->inline_seq == seen && !w->finishing)
+				pthread_cond_wait(&w->standby_cv, &w->lock);
+			w->standby_asleep = false;
+			seen = w->inline_seq;
+			quiet = 0;
+		}
+		if (spawn) {
+			pthread_mutex_unlock(&w->lock);
+			start_thread(w);
+			pthread_mutex_lock(&w->lock);
+		}
+		clock_gettime(CLOCK_MONOTONIC, &at);
+		at.tv_nsec += STANDBY_TICK_NS;
+		if (at.tv_nsec >= 1000000000L) {
+			at.tv_sec++;
+			at.tv_nsec -= 1000000000L;
+		}
+		while (pthread_cond_timedwait(&w->standby_cv, &w->lock, &at) == 0 && !w->finishing) {
+			/* A signal meant for the untimed wait: the tick goes on. */
+		}
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Starts the standby (the peer speaks version 2); without it no call is
+ * executed by its reader. */
+static void
+start_standby(rs_worker *w)
+{
+	pthread_condattr_t ca;
+	pthread_attr_t attr;
+	pthread_t t;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->standby_cv, &ca);
+	pthread_condattr_destroy(&ca);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, standby_thread, w) != 0)
+		w->version = 1;
+	else
+		pthread_setname_np(t, PG_RPC_STANDBY_NAME);
+	pthread_attr_destroy(&attr);
 }
 
 /* Ends the worker: waits a while for calls in progress (the calling
@@ -485,9 +606,9 @@ pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 	memset(w, 0, sizeof(*w));
 	pg_rpc_stream_init(&w->stream, in_fd, out_fd);
 	w->opts = opts;
-	pthread_mutex_init(&w->read_lock, NULL);
 	pthread_mutex_init(&w->write_lock, NULL);
 	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->role_cv, NULL);
 	pg_handle_map_init(&w->allowed);
 	w->threads = 1;
 	w->busy = 1;
@@ -518,8 +639,11 @@ pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 			pg_message("server: C_Initialize of %s failed: 0x%08lx", opts->module_path, rv);
 		_exit(1);
 	}
+	w->version = version;
 	if (!pg_rpc_send_hello(&w->stream, version))
 		finish(0);
+	if (version >= 2)
+		start_standby(w);
 	w->busy = 0;
 	serve_thread(w);
 	finish(0);

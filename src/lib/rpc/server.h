@@ -11,7 +11,11 @@
  * Requests are multiplexed by request id; several threads serve them in a
  * leader/follower scheme: the thread that reads a request executes it
  * and another thread takes over reading, so one client's threads never
- * queue behind each other and a lone caller pays no thread hand-off.
+ * queue behind each other. A request the client marked as its only one in
+ * flight (PG_RPC_LONE) is executed by its reader, who then reads on, so a
+ * sequential client pays no hand-off between threads; a standby thread
+ * (named PG_RPC_STANDBY_NAME) passes the reading on when such a call runs
+ * long.
  */
 #ifndef PG_RPC_SERVER_H
 #define PG_RPC_SERVER_H
@@ -21,6 +25,8 @@
 #include <p11glue/uri.h>
 
 #include <sys/types.h>
+
+#define PG_RPC_STANDBY_NAME "p11glue-standby"
 
 typedef struct {
 	const char *module_path;   /* the module file to serve (resolved) */

@@ -12,7 +12,13 @@
  *
  * Handshake: the client's first frame is PG_RPC_HELLO with the magic and
  * the highest protocol version it speaks; the server answers with the
- * magic and min(client's, its own). Version 1 is the only one so far.
+ * magic and min(client's, its own).
+ *
+ * Version 2 adds one flag to a request's code, PG_RPC_LONE: the client had
+ * no other call in flight on the connection when it sent this one, so the
+ * server may execute it on the thread that read it instead of passing the
+ * reading on first. Replies never carry it; under version 1 a code with
+ * it is no call (a malformed request).
  *
  * Decoders never read past the input: every read checks
  * `len < n || off > len - n`, and a failure sticks to the reader, so a
@@ -28,7 +34,7 @@
 
 #include <pthread.h>
 
-#define PG_RPC_VERSION 1u
+#define PG_RPC_VERSION 2u
 #define PG_RPC_MAGIC "p11glue\0"
 #define PG_RPC_MAGIC_LEN 8
 #define PG_RPC_HEADER 12u
@@ -41,6 +47,8 @@
 /* Codes outside the call range. */
 #define PG_RPC_HELLO 0xfffffff0u
 #define PG_RPC_ERROR 0xffffffffu   /* malformed request: the server closes */
+/* Version 2: a request's code | PG_RPC_LONE (see above). */
+#define PG_RPC_LONE 0x00010000u
 
 /* ---------------------------------------------------------------------------
  * Encoding
