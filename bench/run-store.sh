@@ -12,7 +12,8 @@
 # Environment: P11GLUE_STORE_MODULE, SOFTHSM2_MODULE override the modules.
 #
 # Measures (bench/store/bench-store.c says how): ECDSA P-256, RSA-2048
-# and Ed25519 signatures per second; AES-256-GCM over 1 MiB; C_CreateObject
+# and Ed25519 signatures per second, and (with valgrind) instructions per
+# signature against libcrypto alone; AES-256-GCM over 1 MiB; C_CreateObject
 # of a token object; C_FindObjects by label among 10,000 objects; resident
 # memory with 10,000 objects; ECDSA signing from 2 threads against 1.
 # Prints each figure, the ratios, and the targets of issue #6.
@@ -26,12 +27,13 @@ multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 store=${P11GLUE_STORE_MODULE:-$build/src/store/p11glue-store.so}
 softhsm=${SOFTHSM2_MODULE:-/usr/lib/$multiarch/softhsm/libsofthsm2.so}
 bench=$build/bench/store/bench-store
+libcrypto_bench=$build/bench/store/bench-libcrypto
 
 [ -f "$softhsm" ] || { echo "run-store: $softhsm is missing (softhsm2)" >&2; exit 1; }
 for c in pkcs11-tool openssl; do
 	command -v "$c" >/dev/null || { echo "run-store: $c is missing" >&2; exit 1; }
 done
-ninja -C "$build" src/store/p11glue-store.so bench/store/bench-store >/dev/null
+ninja -C "$build" src/store/p11glue-store.so bench/store/bench-store bench/store/bench-libcrypto >/dev/null
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/p11glue-bench-store.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -82,6 +84,32 @@ for t in openssl store softhsm; do
 done
 
 # ---------------------------------------------------------------------------
+# Instructions per signature under callgrind (the signing loop only): the
+# same count on every run, where the rates above move by 10% from one run
+# to the next on a shared machine. libcrypto alone (bench-libcrypto signs
+# as `openssl speed` does) against the store and SoftHSM2. Kernel time is
+# not counted, so SoftHSM2's file locking does not show here.
+per_op() {  # per_op COMMAND...: instructions per signature, or "-"
+	local out=$tmp/callgrind.out
+	if ! timeout 600 valgrind --tool=callgrind --toggle-collect=sign_loop --callgrind-out-file="$out" \
+		"$@" >"$tmp/vg.stdout" 2>"$tmp/vg.stderr"; then
+		echo -
+		return
+	fi
+	awk -v ir="$(awk '/Collected/ { print $4; exit }' "$tmp/vg.stderr")" \
+		'$1 == "ops" && $3 > 0 && ir != "" { printf "%.0f", ir / $3; found = 1 } END { if (!found) print "-" }' \
+		"$tmp/vg.stdout"
+}
+if command -v valgrind >/dev/null; then
+	for k in sign-ecdsa sign-rsa sign-ed25519; do
+		echo "callgrind: $k ..." >&2
+		val[ir.libcrypto.$k]=$(per_op "$libcrypto_bench" "$k" 0.5)
+		val[ir.store.$k]=$(per_op "$bench" "$store" bench "$pin" 0.5 "$k")
+		val[ir.softhsm.$k]=$(per_op "$bench" "$softhsm" bench "$pin" 0.5 "$k")
+	done
+fi
+
+# ---------------------------------------------------------------------------
 # 10,000 token objects: creation, lookup, memory (one process each)
 objects() {
 	local name=$1 m=$2
@@ -123,6 +151,17 @@ printf '%-28s %12s %12s %12s\n' "ECDSA sign/s, 1 thread" "" "$(v store.threads-1
 printf '%-28s %12s %12s %12s\n' "ECDSA sign/s, 2 threads" "" "$(v store.threads-2)" "$(v softhsm.threads-2)"
 printf '%-28s %12s %12s %12s\n' "  2 threads / 1 thread" "" "$(ratio "$(v store.threads-2)" "$(v store.threads-1)")" \
 	"$(ratio "$(v softhsm.threads-2)" "$(v softhsm.threads-1)")"
+if command -v valgrind >/dev/null; then
+	echo
+	echo "== Instructions per signature (callgrind, the signing loop only; lower is better)"
+	printf '%-28s %12s %12s %12s %10s %10s\n' "" "libcrypto" "p11glue" "SoftHSM2" "libcrypto/" "SoftHSM2/"
+	printf '%-28s %12s %12s %12s %10s %10s\n' "" "alone" "store" "2.6.1" "p11glue" "p11glue"
+	for k in sign-ecdsa sign-rsa sign-ed25519; do
+		printf '%-28s %12s %12s %12s %10s %10s\n' "$k" "$(v "ir.libcrypto.$k")" "$(v "ir.store.$k")" \
+			"$(v "ir.softhsm.$k")" "$(ratio "$(v "ir.libcrypto.$k")" "$(v "ir.store.$k")")" \
+			"$(ratio "$(v "ir.softhsm.$k")" "$(v "ir.store.$k")")"
+	done
+fi
 echo
 echo "== 10,000 token objects (lower is better)"
 printf '%-40s %12s %12s %10s\n' "" "p11glue" "SoftHSM2" "SoftHSM2/"
