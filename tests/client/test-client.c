@@ -947,36 +947,74 @@ test_parallel_calls(void)
 	pg_assert_int_eq(wait_rv, CKR_CRYPTOKI_NOT_INITIALIZED);
 }
 
-/* The one worker process of the server (one client connected). */
-static pid_t
-only_worker(void)
+/* Opens /proc/PID/task/TID/NAME for each thread of pid (those that
+ * still exist) and calls each(f, data) on it. */
+static void
+each_task_file(pid_t pid, const char *name, void (*each)(FILE *f, void *data), void *data)
 {
-	char path[300], buf[256];
-	pid_t worker = 0;
-	int n = 0;
-	FILE *f;
+	char path[300];
 	DIR *d;
 	struct dirent *e;
+	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)server_pid);
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
 	pg_assert_not_null(d);
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/children", (int)server_pid, e->d_name);
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/%s", (int)pid, e->d_name, name);
 		f = fopen(path, "r");
 		if (f == NULL)
 			continue;
-		while (fscanf(f, "%255s", buf) == 1) {
-			worker = (pid_t)atoi(buf);
-			n++;
-		}
+		each(f, data);
 		fclose(f);
 	}
 	closedir(d);
-	pg_assert_int_eq(n, 1);
-	return worker;
+}
+
+typedef struct {
+	pid_t pid;
+	int n;
+} children;
+
+static void
+count_children(FILE *f, void *data)
+{
+	children *c = data;
+	char buf[32];
+
+	while (fscanf(f, "%31s", buf) == 1) {
+		c->pid = (pid_t)atoi(buf);
+		c->n++;
+	}
+}
+
+/* The one worker process of the server (one client connected). */
+static pid_t
+only_worker(void)
+{
+	children c = { 0, 0 };
+
+	each_task_file(server_pid, "children", count_children, &c);
+	pg_assert_int_eq(c.n, 1);
+	return c.pid;
+}
+
+static void
+add_switches(FILE *f, void *data)
+{
+	long *total = data;
+	char line[128], name[64];
+	long v;
+
+	/* The status file starts with the thread's name. */
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "Name: %63s", name) == 1 && strcmp(name, PG_RPC_STANDBY_NAME) == 0)
+			return;
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
+			*total += v;
+	}
 }
 
 /* The voluntary context switches of a worker's threads, its standby
@@ -985,39 +1023,9 @@ only_worker(void)
 static long
 serving_switches(pid_t worker)
 {
-	char path[300], comm[64];
-	long total = 0, v;
-	FILE *f;
-	DIR *d;
-	struct dirent *e;
+	long total = 0;
 
-	snprintf(path, sizeof(path), "/proc/%d/task", (int)worker);
-	d = opendir(path);
-	pg_assert_not_null(d);
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/comm", (int)worker, e->d_name);
-		f = fopen(path, "r");
-		if (f == NULL)
-			continue;
-		comm[0] = 0;
-		if (fgets(comm, sizeof(comm), f) == NULL)
-			comm[0] = 0;
-		fclose(f);
-		if (strncmp(comm, PG_RPC_STANDBY_NAME, strlen(PG_RPC_STANDBY_NAME)) == 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", (int)worker, e->d_name);
-		f = fopen(path, "r");
-		if (f == NULL)
-			continue;
-		while (fgets(comm, sizeof(comm), f) != NULL) {
-			if (sscanf(comm, "voluntary_ctxt_switches: %ld", &v) == 1)
-				total += v;
-		}
-		fclose(f);
-	}
-	closedir(d);
+	each_task_file(worker, "status", add_switches, &total);
 	return total;
 }
 
