@@ -4,9 +4,11 @@
 # p11-kit-client.so), plus SoftHSM2 called directly and a raw socket-pair
 # round trip (the floor), in one run.
 #
-# Usage: bench/run-rpc.sh [BUILD_DIR] [SECONDS]
+# Usage: bench/run-rpc.sh [BUILD_DIR] [SECONDS] [ROUNDS]
 #   BUILD_DIR  a configured build directory (default: build); rebuilt first
 #   SECONDS    time of each measurement (default: 3)
+#   ROUNDS     measurements of each case (default: 3), p11glue and p11-kit
+#              alternating; the median is reported
 #
 # Measures calls per second of C_GetSessionInfo ("info") and of ECDSA
 # P-256 C_SignInit+C_Sign ("sign") with 1, 4 and 8 client processes and
@@ -18,6 +20,7 @@ set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 build=$(realpath "${1:-$src/build}")
 seconds=${2:-3}
+rounds=${3:-3}
 multiarch=$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 softhsm=${SOFTHSM2_MODULE:-/usr/lib/$multiarch/softhsm/libsofthsm2.so}
 p11kit_client=/usr/lib/$multiarch/pkcs11/p11-kit-client.so
@@ -64,16 +67,19 @@ export P11_KIT_SERVER_ADDRESS=unix:path=$tmp/p11kit.sock
 
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(uname -m), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "== p11glue $(git -C "$src" describe --always --dirty 2>/dev/null || echo '?'), $(dpkg-query -W -f='p11-kit ${Version}, softhsm2 ' p11-kit 2>/dev/null)$(dpkg-query -W -f='${Version}' softhsm2 2>/dev/null)"
-echo "== $seconds s per measurement; ops/s summed over all clients"
+echo "== $seconds s per measurement, median of $rounds; ops/s summed over all clients"
 echo
 
 declare -A r
-measure() {  # measure NAME MODULE OP ARGS...
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print v[int((NR + 1) / 2)] }'; }
+measure() {  # measure NAME MODULE OP ARGS...: one more sample
 	local name=$1 module=$2 op=$3 line
 	shift 3
 	line=$(timeout 300 "$bench" "$@" --time "$seconds" "$op" "$module" bench "$pin" bench-key)
-	r[$name.$op.$*]=$(echo "$line" | awk '{print $2}')
+	r[$name.$op.$*]+="$(echo "$line" | awk '{print $2}') "
 }
+# The median of the samples of a case.
+med() { echo "${r[$1]}" | tr ' ' '\n' | grep . | median; }
 line=$("$bench" --floor --time "$seconds")
 floor_ops=$(echo "$line" | awk '{print $2}')
 floor_us=$(echo "$line" | awk '{print $4}')
@@ -90,10 +96,13 @@ for op in info sign; do
 	for c in "${configs[@]}"; do
 		# shellcheck disable=SC2086
 		measure direct "$softhsm" "$op" $c
-		# shellcheck disable=SC2086
-		measure p11glue "$ours" "$op" $c
-		# shellcheck disable=SC2086
-		measure p11-kit "$p11kit_client" "$op" $c
+		for _ in $(seq "$rounds"); do
+			# shellcheck disable=SC2086
+			measure p11glue "$ours" "$op" $c
+			# shellcheck disable=SC2086
+			measure p11-kit "$p11kit_client" "$op" $c
+		done
+		for n in direct p11glue p11-kit; do r[$n.$op.$c]=$(med "$n.$op.$c"); done
 		d=${r[direct.$op.$c]} g=${r[p11glue.$op.$c]} k=${r[p11-kit.$op.$c]}
 		printf '%-6s %-12s %14s %14s %14s %10s\n' "$op" "${c#--}" "$d" "$g" "$k" \
 			"$(awk -v g="$g" -v k="$k" 'BEGIN { printf "%.2fx", g / k }')"
