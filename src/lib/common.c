@@ -7,10 +7,12 @@
 
 #include <p11glue/p11glue.h>
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void
 pg_precondition_failed(const char *func, const char *expr)
@@ -21,14 +23,28 @@ pg_precondition_failed(const char *func, const char *expr)
 void
 pg_message(const char *fmt, ...)
 {
-	char line[1024];
+	char line[1024], *text = line;
 	va_list ap;
+	int n;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
+	if (n >= (int)sizeof(line)) {
+		/* A long message (paths, lists) is printed whole. */
+		text = malloc((size_t)n + 1);
+		if (text != NULL) {
+			va_start(ap, fmt);
+			vsnprintf(text, (size_t)n + 1, fmt, ap);
+			va_end(ap);
+		} else {
+			text = line;
+		}
+	}
 	/* One write per message, so lines from threads do not interleave. */
-	fprintf(stderr, "p11glue: %s\n", line);
+	fprintf(stderr, "p11glue: %s\n", text);
+	if (text != line)
+		free(text);
 }
 
 void
@@ -243,4 +259,31 @@ const char *
 p11glue_version(void)
 {
 	return PACKAGE_VERSION;
+}
+
+char *
+pg_build_tree_file(const char *rel)
+{
+	char exe[PATH_MAX], *slash, *path;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	size_t len;
+
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	/* The program is src/tools/p11glue: rel is taken from src/. */
+	slash = strrchr(exe, '/');
+	if (slash == NULL)
+		return NULL;
+	*slash = 0;
+	len = strlen(exe) + strlen(rel) + sizeof("/../");
+	path = malloc(len);
+	if (path == NULL)
+		return NULL;
+	snprintf(path, len, "%s/../%s", exe, rel);
+	if (access(path, R_OK) != 0) {
+		free(path);
+		return NULL;
+	}
+	return path;
 }

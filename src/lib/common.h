@@ -79,4 +79,11 @@ int pg_hex_value(unsigned char c);
 /* Duplicates len bytes and appends a NUL; NULL when out of memory. */
 unsigned char *pg_memdup0(const void *data, size_t len);
 
+/*
+ * A file of the build tree this program runs from (rel is relative to
+ * src/, as "store/p11glue-store.so"), or NULL when there is none (an
+ * installed program). Linux: /proc/self/exe. free().
+ */
+char *pg_build_tree_file(const char *rel);
+
 #endif /* PG_COMMON_H */

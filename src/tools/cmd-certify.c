@@ -90,7 +90,7 @@ too_many(signer *sg, const CK_OBJECT_HANDLE *found, long n)
 {
 	char *text;
 
-	pg_tool_error("%ld private keys match the URI; name one (object=LABEL or id=...):", n);
+	pg_message("%ld private keys match the URI; name one (object=LABEL or id=...):", n);
 	for (long i = 0; i < n; i++) {
 		text = pg_keytoken_object_uri(&sg->kt, found[i]);
 		fprintf(stderr, "  %s\n", text ? text : "?");
@@ -120,7 +120,7 @@ signer_open(signer *sg, const pg_store_opts *opts, const p11glue_uri *uri, bool 
 	n = pg_keytoken_find(&sg->kt, uri, &want, 1, found, MAX_FOUND);
 	if (n <= 0) {
 		if (n == 0)
-			pg_tool_error("no private key matches the URI on token '%s'",
+			pg_message("no private key matches the URI on token '%s'",
 			              pg_keytoken_label(&sg->kt));
 		return PG_EXIT_FAIL;
 	}
@@ -138,12 +138,12 @@ signer_open(signer *sg, const pg_store_opts *opts, const p11glue_uri *uri, bool 
 	sg->id = pg_keytoken_get(&sg->kt, sg->key, CKA_ID, &sg->id_len);
 	sg->label = (char *)pg_keytoken_get(&sg->kt, sg->key, CKA_LABEL, &len);
 	if (sg->id == NULL || sg->id_len == 0) {
-		pg_tool_error("the private key has no CKA_ID, which its certificate would share");
+		pg_message("the private key has no CKA_ID, which its certificate would share");
 		return PG_EXIT_FAIL;
 	}
 	sg->pub = key_public(sg);
 	if (sg->pub == NULL) {
-		pg_tool_error("the public key of the private key is not on the token (no "
+		pg_message("the public key of the private key is not on the token (no "
 		              "CKA_PUBLIC_KEY_INFO, public key or certificate with its ID)");
 		return PG_EXIT_FAIL;
 	}
@@ -301,7 +301,7 @@ write_pem(const char *path, int (*write)(FILE *, const void *), const void *obj)
 	bool ok;
 
 	if (out == NULL) {
-		pg_tool_error("%s: %s", path, strerror(errno));
+		pg_message("%s: %s", path, strerror(errno));
 		return false;
 	}
 	ok = write(out, obj) == 1;
@@ -310,7 +310,7 @@ write_pem(const char *path, int (*write)(FILE *, const void *), const void *obj)
 	else
 		ok = fflush(out) == 0 && ok;
 	if (!ok)
-		pg_tool_error("%s: cannot write", path);
+		pg_message("%s: cannot write", path);
 	return ok;
 }
 
@@ -436,7 +436,7 @@ ca_certificate(signer *ca)
 		X509_free(cert);
 	}
 	if (n >= 0)
-		pg_tool_error("the CA key has no CA certificate with its ID on its token (make one "
+		pg_message("the CA key has no CA certificate with its ID on its token (make one "
 		              "with 'p11glue certify --self-signed --is-ca')");
 	return NULL;
 }
@@ -454,7 +454,7 @@ existing_certs(signer *sg, CK_OBJECT_HANDLE *found, bool replace)
 	long n = pg_keytoken_find(&sg->kt, NULL, match, 2, found, MAX_FOUND);
 
 	if (n > 0 && !replace) {
-		pg_tool_error("a certificate with the key's ID is on the token already (--replace "
+		pg_message("a certificate with the key's ID is on the token already (--replace "
 		              "replaces it)");
 		return -1;
 	}
@@ -518,7 +518,7 @@ set_issuer(pg_cert_spec *spec, signer *ca, X509 **ca_cert, unsigned char key_id[
 		spec->issuer_key_id_len = 20;
 	} else {
 		/* Never the subject's own identifier in its place. */
-		pg_tool_error("cannot compute the CA key's identifier");
+		pg_message("cannot compute the CA key's identifier");
 		return PG_EXIT_FAIL;
 	}
 	return PG_EXIT_OK;
@@ -549,7 +549,7 @@ do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_
 	if (n_old < 0)
 		goto out;
 	if (!pg_sigalg_choose(ca_uri ? ca.pub : key.pub, a->common.hash, &alg, &why)) {
-		pg_tool_error("%s: %s", ca_uri ? "the CA key" : "the key", why);
+		pg_message("%s: %s", ca_uri ? "the CA key" : "the key", why);
 		goto out;
 	}
 	spec.pub = key.pub;
@@ -568,7 +568,7 @@ do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_
 	                         sizeof(reason));
 	if (cert == NULL) {
 		if (!key.failed && !ca.failed)
-			pg_tool_error("cannot make the certificate: %s", reason);
+			pg_message("cannot make the certificate: %s", reason);
 		goto out;
 	}
 	status = store_cert(&key, cert, a->label ? a->label : key.label, old, n_old);
@@ -667,7 +667,7 @@ pg_cmd_certify(int argc, char **argv)
 		goto out;
 	}
 	if (a.common.san.failed) {
-		pg_tool_error("out of memory");
+		pg_message("out of memory");
 		goto out;
 	}
 	if (a.common.subject != NULL &&
@@ -729,7 +729,7 @@ do_request(const common_args *a, const p11glue_uri *uri, const char *command)
 		goto out;
 	status = PG_EXIT_FAIL;
 	if (!pg_sigalg_choose(key.pub, a->hash, &alg, &why)) {
-		pg_tool_error("the key: %s", why);
+		pg_message("the key: %s", why);
 		goto out;
 	}
 	subject = subject_of(a->subject_name, &key, command);
@@ -741,7 +741,7 @@ do_request(const common_args *a, const p11glue_uri *uri, const char *command)
 	                       &alg, token_sign, &key, reason, sizeof(reason));
 	if (req == NULL) {
 		if (!key.failed)
-			pg_tool_error("cannot make the request: %s", reason);
+			pg_message("cannot make the request: %s", reason);
 		goto out;
 	}
 	if (write_pem(a->output ? a->output : "-", write_req, req))
@@ -786,7 +786,7 @@ pg_cmd_request(int argc, char **argv)
 		status = pg_tool_usage_error(argv[0], "the URI names a private key (type=private, or "
 		                             "no type)");
 	else if (a.san.failed)
-		pg_tool_error("out of memory");
+		pg_message("out of memory");
 	else if (a.subject != NULL && (a.subject_name = parse_subject(a.subject, argv[0])) == NULL)
 		status = PG_EXIT_USAGE;
 	else

@@ -98,11 +98,11 @@ read_file(const char *path, size_t *len)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &st) != 0) {
-		pg_tool_error("%s: %s", path, strerror(errno));
+		pg_message("%s: %s", path, strerror(errno));
 		goto fail;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size > MAX_FILE) {
-		pg_tool_error("%s: %s", path, S_ISREG(st.st_mode) ? "larger than 16 MiB"
+		pg_message("%s: %s", path, S_ISREG(st.st_mode) ? "larger than 16 MiB"
 		                                                   : "not a regular file");
 		goto fail;
 	}
@@ -265,7 +265,7 @@ roll_back(writer *w)
 	for (size_t i = w->n_made; i > 0; i--)
 		w->kt->f->C_DestroyObject(w->kt->session, w->made[i - 1]);
 	if (w->n_made > 0)
-		pg_tool_error("nothing was imported (%zu object%s removed again)", w->n_made,
+		pg_message("nothing was imported (%zu object%s removed again)", w->n_made,
 		              w->n_made == 1 ? "" : "s");
 	w->n_made = 0;
 }
@@ -325,7 +325,7 @@ write_key(writer *w, EVP_PKEY *key, const char *label, const unsigned char *id, 
 	CK_ATTRIBUTE same_id = { CKA_ID, (void *)id, id_len };
 
 	if (exists(w, CKO_PRIVATE_KEY, &same_id, 1)) {
-		pg_tool_error("a private key with this ID is on the token already (imported before? "
+		pg_message("a private key with this ID is on the token already (imported before? "
 		              "delete it first, or give another --id)");
 		w->status = PG_EXIT_FAIL;
 		return false;
@@ -394,7 +394,7 @@ write_all(pg_keytoken *kt, const import_args *a, pg_import *imp)
 		ok = write_key(&w, imp->key, label, id, id_len, leaf) &&
 		     (leaf == NULL || write_cert(&w, leaf, label, id, id_len, true));
 		if (ok && leaf == NULL && n_certs > 0)
-			pg_tool_error("warning: no certificate in the file belongs to the key");
+			pg_message("warning: no certificate in the file belongs to the key");
 	}
 	for (int i = 0; ok && i < n_certs; i++) {
 		X509 *cert = sk_X509_value(imp->certs, i);
@@ -424,7 +424,7 @@ do_import(pg_keytoken *kt, const p11glue_uri *uri, const import_args *a, pg_impo
 	int status;
 
 	if (imp->key != NULL && pg_key_kind_of(imp->key) == NULL) {
-		pg_tool_error("%s: the store cannot hold this type of key (%s); it holds RSA, EC "
+		pg_message("%s: the store cannot hold this type of key (%s); it holds RSA, EC "
 		              "P-256/P-384/P-521, Ed25519 and Ed448 keys", a->file,
 		              EVP_PKEY_get0_type_name(imp->key) ? EVP_PKEY_get0_type_name(imp->key) : "?");
 		return PG_EXIT_FAIL;
@@ -450,7 +450,7 @@ parse_file(const import_args *a, pg_import *imp)
 	rv = pg_import_parse(data, len, &opts, imp);
 	pg_free_secret(data, len);
 	if (rv != PG_IMPORT_OK) {
-		pg_tool_error("%s: %s", a->file, rv == PG_IMPORT_ERR_NOMEM ? "out of memory" : imp->error);
+		pg_message("%s: %s", a->file, rv == PG_IMPORT_ERR_NOMEM ? "out of memory" : imp->error);
 		return PG_EXIT_FAIL;
 	}
 	return PG_EXIT_OK;

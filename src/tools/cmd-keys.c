@@ -94,7 +94,7 @@ set_derived_id(pg_keytoken *kt, CK_OBJECT_HANDLE pub, CK_OBJECT_HANDLE priv)
 
 	if (key == NULL || !pg_key_id(key, id)) {
 		EVP_PKEY_free(key);
-		pg_tool_error("the new public key cannot be read back (%s); the keys have no ID", why);
+		pg_message("the new public key cannot be read back (%s); the keys have no ID", why);
 		return PG_EXIT_FAIL;
 	}
 	EVP_PKEY_free(key);
@@ -119,7 +119,7 @@ check_id_free(pg_keytoken *kt, const unsigned char *id, size_t id_len)
 	if (n < 0)
 		return PG_EXIT_FAIL;
 	if (n > 0) {
-		pg_tool_error("an object with this ID is on the token already");
+		pg_message("an object with this ID is on the token already");
 		return PG_EXIT_FAIL;
 	}
 	return PG_EXIT_OK;
@@ -302,7 +302,7 @@ write_key(FILE *out, pg_keytoken *kt, CK_OBJECT_HANDLE obj, bool ssh)
 
 	if (key == NULL) {
 		uri = pg_keytoken_object_uri(kt, obj);
-		pg_tool_error("%s: %s", uri ? uri : "object", why);
+		pg_message("%s: %s", uri ? uri : "object", why);
 	} else if (!ssh) {
 		ok = PEM_write_PUBKEY(out, key) == 1;
 	} else {
@@ -318,7 +318,7 @@ write_key(FILE *out, pg_keytoken *kt, CK_OBJECT_HANDLE obj, bool ssh)
 			ok = fprintf(out, "%s\n", line) > 0;
 		else {
 			uri = pg_keytoken_object_uri(kt, obj);
-			pg_tool_error("%s: OpenSSH has no format for this key type", uri ? uri : "object");
+			pg_message("%s: OpenSSH has no format for this key type", uri ? uri : "object");
 		}
 		free(line);
 	}
@@ -344,11 +344,11 @@ do_export(pg_keytoken *kt, const p11glue_uri *uri, bool login, bool ssh, const c
 	n = export_find(kt, uri, found);
 	status = PG_EXIT_FAIL;
 	if (n == 0)
-		pg_tool_error("no key matches the URI%s", login ? "" : " (private objects need --login)");
+		pg_message("no key matches the URI%s", login ? "" : " (private objects need --login)");
 	if (n <= 0)
 		goto out;
 	if (output != NULL && (out = fopen(output, "w")) == NULL) {
-		pg_tool_error("%s: %s", output, strerror(errno));
+		pg_message("%s: %s", output, strerror(errno));
 		goto out;
 	}
 	status = PG_EXIT_OK;
@@ -357,7 +357,7 @@ do_export(pg_keytoken *kt, const p11glue_uri *uri, bool login, bool ssh, const c
 			status = PG_EXIT_FAIL;
 	}
 	if (out != stdout && fclose(out) != 0) {
-		pg_tool_error("%s: %s", output, strerror(errno));
+		pg_message("%s: %s", output, strerror(errno));
 		status = PG_EXIT_FAIL;
 	}
 out:
@@ -467,7 +467,7 @@ do_delete(pg_keytoken *kt, const p11glue_uri *uri)
 	n = pg_keytoken_find(kt, uri, NULL, 0, found, MAX_OBJECTS);
 	status = PG_EXIT_FAIL;
 	if (n == 0)
-		pg_tool_error("no object matches the URI");
+		pg_message("no object matches the URI");
 	if (n <= 0)
 		goto out;
 	status = PG_EXIT_OK;

@@ -156,7 +156,7 @@ login(const pg_tool_token *t, CK_SESSION_HANDLE s, const p11glue_uri *uri)
 	snprintf(prompt, sizeof(prompt), "PIN for %.*s", label_len, (const char *)t->token.label);
 	r = p11glue_pin_resolve(uri, prompt, P11GLUE_PIN_PROMPT, &pin, &why);
 	if (r != P11GLUE_OK) {
-		pg_tool_error("no PIN: %s%s%s", p11glue_strerror(r), why ? ": " : "", why ? why : "");
+		pg_message("no PIN: %s%s%s", p11glue_strerror(r), why ? ": " : "", why ? why : "");
 		free(why);
 		return CKR_PIN_INCORRECT;
 	}
@@ -166,7 +166,7 @@ login(const pg_tool_token *t, CK_SESSION_HANDLE s, const p11glue_uri *uri)
 	if (rv == CKR_USER_ALREADY_LOGGED_IN)
 		rv = CKR_OK;
 	if (rv != CKR_OK)
-		pg_tool_error("C_Login: %s", pg_tool_ckr(rv));
+		pg_message("C_Login: %s", pg_tool_ckr(rv));
 	return rv;
 }
 
@@ -183,7 +183,7 @@ list_token_objects(const pg_tool_token *t, void *data)
 
 	rv = t->funcs->C_OpenSession(t->slot, CKF_SERIAL_SESSION, NULL, NULL, &s);
 	if (rv != CKR_OK) {
-		pg_tool_error("C_OpenSession: %s", pg_tool_ckr(rv));
+		pg_message("C_OpenSession: %s", pg_tool_ckr(rv));
 		w->status = PG_EXIT_FAIL;
 		return 0;
 	}
@@ -206,7 +206,7 @@ list_token_objects(const pg_tool_token *t, void *data)
 	}
 	t->funcs->C_FindObjectsFinal(s);
 	if (rv != CKR_OK) {
-		pg_tool_error("C_FindObjects: %s", pg_tool_ckr(rv));
+		pg_message("C_FindObjects: %s", pg_tool_ckr(rv));
 		w->status = PG_EXIT_FAIL;
 	}
 	t->funcs->C_CloseSession(s);
@@ -277,7 +277,7 @@ pg_cmd_list_objects(int argc, char **argv)
 		}
 		status = w.status;
 		if (count == 0) {
-			pg_tool_error("no token matches the URI");
+			pg_message("no token matches the URI");
 			status = PG_EXIT_FAIL;
 		}
 	}

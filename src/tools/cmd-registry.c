@@ -447,7 +447,7 @@ list_token_mechanisms(const pg_tool_token *t, void *data)
 	}
 	free(types);
 	if (rv != CKR_OK)
-		pg_tool_error("C_GetMechanismList: %s", pg_tool_ckr(rv));
+		pg_message("C_GetMechanismList: %s", pg_tool_ckr(rv));
 	return rv == CKR_OK ? 0 : PG_EXIT_FAIL;
 }
 
@@ -476,7 +476,7 @@ pg_cmd_list_mechanisms(int argc, char **argv)
 			pg_json_finish(&json);
 		}
 		if (status == 0 && count == 0) {
-			pg_tool_error("no token matches the URI");
+			pg_message("no token matches the URI");
 			status = PG_EXIT_FAIL;
 		}
 	}
@@ -568,7 +568,7 @@ pg_cmd_print_config(int argc, char **argv)
 	conf = pg_conf_load(&paths);
 	pg_conf_paths_clear(&paths);
 	if (conf == NULL) {
-		pg_tool_error("out of memory");
+		pg_message("out of memory");
 		return PG_EXIT_FAIL;
 	}
 	pg_tool_print_messages((const char *)conf->messages.data);

@@ -77,14 +77,14 @@ resolve_target(const char *provider, const char *uri_text, target *t)
 	if (provider != NULL) {
 		t->path = pg_module_resolve(provider);
 		if (t->path == NULL) {
-			pg_tool_error("no module file %s", provider);
+			pg_message("no module file %s", provider);
 			return PG_EXIT_FAIL;
 		}
 	} else if (name != NULL) {
 		if (p11glue_registry_load(P11GLUE_REGISTRY_NO_LOAD, &reg) != P11GLUE_OK ||
 		    (mod = p11glue_registry_find(reg, (const char *)name)) == NULL ||
 		    p11glue_module_config(mod, "module") == NULL) {
-			pg_tool_error("no module named %s in the registry", name);
+			pg_message("no module named %s in the registry", name);
 			p11glue_registry_free(reg);
 			return PG_EXIT_FAIL;
 		}
@@ -93,13 +93,13 @@ resolve_target(const char *provider, const char *uri_text, target *t)
 			t->reserved = strdup(p11glue_module_config(mod, "x-init-reserved"));
 		p11glue_registry_free(reg);
 		if (t->path == NULL) {
-			pg_tool_error("module %s: its file is not found", name);
+			pg_message("module %s: its file is not found", name);
 			return PG_EXIT_FAIL;
 		}
 	} else {
 		t->path = proxy_path();
 		if (t->path == NULL) {
-			pg_tool_error("cannot find p11glue-proxy.so to serve the registry");
+			pg_message("cannot find p11glue-proxy.so to serve the registry");
 			return PG_EXIT_FAIL;
 		}
 	}
@@ -115,7 +115,7 @@ preload(const target *t)
 	pg_module *m = pg_module_open(t->path, &why);
 
 	if (m == NULL) {
-		pg_tool_error("cannot load %s: %s", t->path, why ? why : "?");
+		pg_message("cannot load %s: %s", t->path, why ? why : "?");
 		free(why);
 	}
 	return m;
@@ -193,7 +193,7 @@ default_socket(void)
 	/* Ours and private, or not used at all. */
 	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
 	    (st.st_mode & 077) != 0) {
-		pg_tool_error("%s is not a private directory of this user", dir);
+		pg_message("%s is not a private directory of this user", dir);
 		return NULL;
 	}
 	if (asprintf(&path, "%s/pkcs11-%ld", dir, (long)getpid()) < 0)
@@ -209,7 +209,7 @@ listen_on(const char *path)
 	int fd, probe;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
-		pg_tool_error("socket path too long: %s", path);
+		pg_message("socket path too long: %s", path);
 		return -1;
 	}
 	strcpy(sa.sun_path, path);
@@ -217,7 +217,7 @@ listen_on(const char *path)
 	probe = socket(AF_UNIX, SOCK_STREAM, 0);
 	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
 		close(probe);
-		pg_tool_error("%s: a server is already listening there", path);
+		pg_message("%s: a server is already listening there", path);
 		return -1;
 	}
 	if (probe >= 0)
@@ -229,7 +229,7 @@ listen_on(const char *path)
 	mask = umask(077);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(path, 0600) != 0 ||
 	    listen(fd, 128) != 0) {
-		pg_tool_error("%s: %s", path, strerror(errno));
+		pg_message("%s: %s", path, strerror(errno));
 		umask(mask);
 		close(fd);
 		return -1;
@@ -287,7 +287,7 @@ accept_one(server *s)
 		return;
 	if (!pg_rpc_peer_uid(fd, &uid) || !uid_allowed(s, uid)) {
 		if (s->verbose)
-			pg_tool_error("refused a connection from uid %ld", (long)uid);
+			pg_message("refused a connection from uid %ld", (long)uid);
 		close(fd);
 		return;
 	}

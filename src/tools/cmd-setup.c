@@ -192,7 +192,7 @@ print_messages(const char *target, const pg_buf *buf)
 
 	for (; *p; p += n + (p[n] == '\n')) {
 		n = strcspn(p, "\n");
-		pg_tool_error("%s: %.*s", target, (int)n, p);
+		pg_message("%s: %.*s", target, (int)n, p);
 	}
 }
 
@@ -224,11 +224,11 @@ setup_one(const pg_setup_target *t, const setup_args *a)
 
 	pg_setup_plan_init(&plan, t->name);
 	if (!t->plan(&a->env, a->undo, &plan)) {
-		pg_tool_error("%s: out of memory", t->name);
+		pg_message("%s: out of memory", t->name);
 		status = PG_EXIT_FAIL;
 	} else if (plan.problems.len > 0) {
 		print_messages(t->name, &plan.problems);
-		pg_tool_error("%s: nothing was changed", t->name);
+		pg_message("%s: nothing was changed", t->name);
 		status = PG_EXIT_FAIL;
 	} else if (a->dry_run || plan.n == 0) {
 		print_plan(&plan, true);
@@ -280,12 +280,12 @@ pg_cmd_setup(int argc, char **argv)
 		if (n_selected > 0 && !selected[i])
 			continue;
 		if (n_selected == 0 && a.env.system && !targets[i]->system) {
-			pg_tool_error("%s: left out: it has no --system form", targets[i]->name);
+			pg_message("%s: left out: it has no --system form", targets[i]->name);
 			continue;
 		}
 		why = n_selected == 0 && targets[i]->unavailable ? targets[i]->unavailable() : NULL;
 		if (why != NULL) {
-			pg_tool_error("%s: left out: %s", targets[i]->name, why);
+			pg_message("%s: left out: %s", targets[i]->name, why);
 			continue;
 		}
 		if (setup_one(targets[i], &a) != PG_EXIT_OK)

@@ -56,7 +56,7 @@ existing_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label, bool 
 	if (named == NULL ||
 	    p11glue_uri_set(named, P11GLUE_URI_TOKEN, label, strlen(label), NULL) != P11GLUE_OK) {
 		p11glue_uri_free(named);
-		pg_tool_error("out of memory");
+		pg_message("out of memory");
 		return PG_EXIT_FAIL;
 	}
 	status = pg_keytoken_select(kt, named, PG_KEYTOKEN_QUIET);
@@ -72,7 +72,7 @@ free_slot(pg_keytoken *kt, const p11glue_uri *uri)
 	int status;
 
 	if (any == NULL) {
-		pg_tool_error("out of memory");
+		pg_message("out of memory");
 		return PG_EXIT_FAIL;
 	}
 	/* The free slot's token has no label yet. */
@@ -99,7 +99,7 @@ do_init_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label,
 	if (status != PG_EXIT_OK)
 		return status;
 	if (exists && !force) {
-		pg_tool_error("a token labelled '%s' exists already; --force erases and "
+		pg_message("a token labelled '%s' exists already; --force erases and "
 		              "re-initializes it", label);
 		return PG_EXIT_FAIL;
 	}

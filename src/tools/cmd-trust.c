@@ -51,12 +51,12 @@ parse_filter(const char *text, int *filter, p11glue_uri **uri)
 		*filter = PG_F_CERTS;
 	else if (strncmp(text, "pkcs11:", 7) == 0) {
 		if (p11glue_uri_parse(text, P11GLUE_URI_LENIENT, uri, NULL) != P11GLUE_OK) {
-			pg_tool_error("invalid filter: %s", text);
+			pg_message("invalid filter: %s", text);
 			return PG_EXIT_USAGE;
 		}
 		*filter = PG_F_URI;
 	} else {
-		pg_tool_error("unsupported filter: %s", text);
+		pg_message("unsupported filter: %s", text);
 		return PG_EXIT_USAGE;
 	}
 	return -1;
@@ -146,7 +146,7 @@ parse_opts(int argc, char **argv, trust_opts *o, bool extract, void (*help)(FILE
 			break;
 		case 'p':
 			if ((o->purpose = pg_trust_purpose_oid(optarg)) == NULL) {
-				pg_tool_error("unsupported purpose: %s", optarg);
+				pg_message("unsupported purpose: %s", optarg);
 				return PG_EXIT_USAGE;
 			}
 			break;
@@ -293,12 +293,12 @@ cmd_extract(int argc, char **argv)
 	if (rv >= 0)
 		goto out;
 	if (o.format == NULL) {
-		pg_tool_error("no output format specified");
+		pg_message("no output format specified");
 		rv = PG_EXIT_USAGE;
 		goto out;
 	}
 	if (optind + 1 != argc) {
-		pg_tool_error("specify one destination file or directory");
+		pg_message("specify one destination file or directory");
 		rv = PG_EXIT_USAGE;
 		goto out;
 	}
@@ -378,13 +378,13 @@ cmd_anchor(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		pg_tool_error("specify one or more anchors to %s", action == 's' ? "store" : "remove");
+		pg_message("specify one or more anchors to %s", action == 's' ? "store" : "remove");
 		return PG_EXIT_USAGE;
 	}
 	if ((rv = pg_trust_load(&set)) != PG_EXIT_OK)
 		return rv;
 	if (!pg_trust_writable_token(&f, &slot)) {
-		pg_tool_error("no configured writable location to store anchors");
+		pg_message("no configured writable location to store anchors");
 		pg_trust_clear(&set);
 		return PG_EXIT_FAIL;
 	}
@@ -404,7 +404,7 @@ cmd_anchor(int argc, char **argv)
 			size_t n;
 			CK_ATTRIBUTE t = { CKA_CLASS, &klass, sizeof(klass) };
 			if (p11glue_uri_parse(argv[i], P11GLUE_URI_LENIENT, &uri, NULL) != P11GLUE_OK) {
-				pg_tool_error("invalid PKCS#11 URI: %s", argv[i]);
+				pg_message("invalid PKCS#11 URI: %s", argv[i]);
 				rv = PG_EXIT_FAIL;
 				break;
 			}
@@ -430,7 +430,7 @@ cmd_anchor(int argc, char **argv)
 			der = read_cert(argv[i], &len);
 		}
 		if (der == NULL) {
-			pg_tool_error("%s: no certificate found", argv[i]);
+			pg_message("%s: no certificate found", argv[i]);
 			rv = PG_EXIT_FAIL;
 			break;
 		}
@@ -440,7 +440,7 @@ cmd_anchor(int argc, char **argv)
 			                     { CKA_TRUSTED, &yes, 1 } };
 			r = f->C_CreateObject(s, t, 3, &h);
 			if (r != CKR_OK) {
-				pg_tool_error("couldn't create object: %s", pg_tool_ckr(r));
+				pg_message("couldn't create object: %s", pg_tool_ckr(r));
 				rv = PG_EXIT_FAIL;
 			}
 		} else {
@@ -448,12 +448,12 @@ cmd_anchor(int argc, char **argv)
 			                     { CKA_VALUE, der, len } };
 			size_t n = pg_trust_find_all(f, s, t, 2, &objs);
 			if (n == 0) {
-				pg_tool_error("%s: not stored in a writable location", argv[i]);
+				pg_message("%s: not stored in a writable location", argv[i]);
 				rv = PG_EXIT_FAIL;
 			}
 			for (size_t j = 0; j < n; j++)
 				if ((r = f->C_DestroyObject(s, objs[j])) != CKR_OK) {
-					pg_tool_error("couldn't remove the anchor: %s", pg_tool_ckr(r));
+					pg_message("couldn't remove the anchor: %s", pg_tool_ckr(r));
 					rv = PG_EXIT_FAIL;
 				}
 			free(objs);
@@ -478,7 +478,7 @@ cmd_check_format(int argc, char **argv)
 		return PG_EXIT_OK;
 	}
 	if (argc < 2) {
-		pg_tool_error("specify one or more files to check");
+		pg_message("specify one or more files to check");
 		return PG_EXIT_USAGE;
 	}
 	for (int i = 1; i < argc; i++) {

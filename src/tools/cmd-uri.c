@@ -133,7 +133,7 @@ cmd_parse(int argc, char **argv)
 
 	rv = p11glue_uri_parse(argv[optind], flags, &uri, &error);
 	if (rv != P11GLUE_OK) {
-		pg_tool_error("invalid PKCS#11 URI: %s: %s (at byte %zu)",
+		pg_message("invalid PKCS#11 URI: %s: %s (at byte %zu)",
 		              p11glue_strerror(rv), error.detail, error.offset);
 		return PG_EXIT_FAIL;
 	}
@@ -143,7 +143,7 @@ cmd_parse(int argc, char **argv)
 		text = p11glue_uri_format(uri);
 		if (text == NULL) {
 			p11glue_uri_free(uri);
-			pg_tool_error("out of memory");
+			pg_message("out of memory");
 			return PG_EXIT_FAIL;
 		}
 		puts(text);
@@ -197,13 +197,13 @@ build_vendor(p11glue_uri *uri, bool query, const char *arg)
 
 	n = eq ? (size_t)(eq - arg) : 0;
 	if (eq == NULL || n >= sizeof(name)) {
-		pg_tool_error("--vendor%s wants x-NAME=VALUE", query ? "-query" : "");
+		pg_message("--vendor%s wants x-NAME=VALUE", query ? "-query" : "");
 		return PG_EXIT_FAIL;
 	}
 	memcpy(name, arg, n);
 	name[n] = 0;
 	if (p11glue_uri_set_vendor(uri, query, name, eq + 1, strlen(eq + 1)) != P11GLUE_OK) {
-		pg_tool_error("'%s' is not a vendor attribute name (x- then letters, digits, - or _)",
+		pg_message("'%s' is not a vendor attribute name (x- then letters, digits, - or _)",
 		              name);
 		return PG_EXIT_FAIL;
 	}
@@ -220,14 +220,14 @@ build_field(p11glue_uri *uri, p11glue_uri_field field, const char *arg)
 
 	if (field == P11GLUE_URI_ID) {
 		if (!pg_tool_parse_hex(arg, &bytes, &len)) {
-			pg_tool_error("--id wants hex digits, e.g. --id=01a2 or --id=01:a2");
+			pg_message("--id wants hex digits, e.g. --id=01a2 or --id=01:a2");
 			return PG_EXIT_FAIL;
 		}
 	}
 	rv = p11glue_uri_set(uri, field, bytes ? bytes : (const unsigned char *)arg, len, &error);
 	free(bytes);
 	if (rv != P11GLUE_OK) {
-		pg_tool_error("invalid --%s: %s", p11glue_uri_field_name(field),
+		pg_message("invalid --%s: %s", p11glue_uri_field_name(field),
 		              error.detail[0] ? error.detail : p11glue_strerror(rv));
 		return PG_EXIT_FAIL;
 	}
@@ -252,7 +252,7 @@ cmd_build(int argc, char **argv)
 
 	uri = p11glue_uri_new();
 	if (uri == NULL) {
-		pg_tool_error("out of memory");
+		pg_message("out of memory");
 		return PG_EXIT_FAIL;
 	}
 	pg_tool_getopt_reset();
@@ -274,7 +274,7 @@ cmd_build(int argc, char **argv)
 	if (status == PG_EXIT_OK) {
 		text = p11glue_uri_format(uri);
 		if (text == NULL) {
-			pg_tool_error("out of memory");
+			pg_message("out of memory");
 			status = PG_EXIT_FAIL;
 		} else {
 			puts(text);

@@ -452,7 +452,7 @@ run(char *const argv[])
 	close(fds[0]);
 	out[len] = 0;
 	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		pg_tool_error("%s failed%s%s", argv[0], len ? ":\n" : "", out);
+		pg_message("%s failed%s%s", argv[0], len ? ":\n" : "", out);
 		return false;
 	}
 	return true;
@@ -472,7 +472,7 @@ make_dirs(char *dir)
 		*p = 0;
 		ok = mkdir(dir, 0700) == 0 || errno == EEXIST;
 		if (!ok)
-			pg_tool_error("%s: %s", dir, strerror(errno));
+			pg_message("%s: %s", dir, strerror(errno));
 		*p = c;
 		if (c == 0)
 			break;
@@ -491,7 +491,7 @@ apply_db(const pg_setup_edit *e)
 		goto out;
 	*slash = 0;
 	if ((size_t)snprintf(db, sizeof(db), "sql:%s", dir) >= sizeof(db)) {
-		pg_tool_error("%s: path too long", dir);
+		pg_message("%s: path too long", dir);
 		goto out;
 	}
 	if (!e->existed) {

@@ -442,7 +442,7 @@ make_parent(const char *path, mode_t file_mode)
 			ok = false;
 		}
 		if (!ok)
-			pg_tool_error("%s: %s", dir, strerror(errno));
+			pg_message("%s: %s", dir, strerror(errno));
 		if (!last)
 			*p = '/';
 	}
@@ -493,7 +493,7 @@ write_temporary(const char *path, const char *text, mode_t mode)
 	bool ok;
 
 	if (tmp == NULL || !make_parent(path, mode) || (fd = mkstemp(tmp)) < 0) {
-		pg_tool_error("%s: %s", path, strerror(errno));
+		pg_message("%s: %s", path, strerror(errno));
 		free(tmp);
 		return NULL;
 	}
@@ -508,7 +508,7 @@ write_temporary(const char *path, const char *text, mode_t mode)
 	     write_all(fd, text, strlen(text)) && fsync(fd) == 0;
 	ok = close(fd) == 0 && ok;
 	if (!ok) {
-		pg_tool_error("%s: %s", path, strerror(errno));
+		pg_message("%s: %s", path, strerror(errno));
 		unlink(tmp);
 		free(tmp);
 		return NULL;
@@ -542,7 +542,7 @@ pg_setup_apply_edits(const pg_setup_env *env, const pg_setup_plan *plan)
 			ok = fd >= 0 && close(fd) == 0 && unlink(old[i]) == 0 &&
 			     link(e->path, old[i]) == 0;
 			if (!ok) {
-				pg_tool_error("%s: %s", e->path, strerror(errno));
+				pg_message("%s: %s", e->path, strerror(errno));
 				free(old[i]);
 				old[i] = NULL;
 			}
@@ -555,14 +555,14 @@ pg_setup_apply_edits(const pg_setup_env *env, const pg_setup_plan *plan)
 		if (ok)
 			done++;
 		else
-			pg_tool_error("%s: %s; nothing of this target is changed", e->path,
+			pg_message("%s: %s; nothing of this target is changed", e->path,
 			              strerror(errno));
 	}
 	/* Undoing what was done, newest first. */
 	while (!ok && done-- > 0) {
 		const pg_setup_edit *e = &plan->edits[done];
 		if (old[done] != NULL ? rename(old[done], e->path) != 0 : unlink(e->path) != 0)
-			pg_tool_error("%s: could not be restored: %s", e->path, strerror(errno));
+			pg_message("%s: could not be restored: %s", e->path, strerror(errno));
 	}
 	for (i = 0; i < plan->n; i++) {
 		if (tmp[i] != NULL)
@@ -611,7 +611,7 @@ pg_setup_module_file(const char *dir, const char *file)
 	char rel[128], *path, *real;
 
 	snprintf(rel, sizeof(rel), "%s/%s", dir, file);
-	path = pg_tool_build_tree_file(rel);
+	path = pg_build_tree_file(rel);
 	if (path != NULL) {
 		real = realpath(path, NULL);
 		free(path);

@@ -34,7 +34,7 @@ pg_store_parse_uri(const char *text, p11glue_uri **uri)
 		return pg_tool_parse_uri(text, uri);
 	*uri = p11glue_uri_new();
 	if (*uri == NULL)
-		pg_tool_error("out of memory");
+		pg_message("out of memory");
 	return *uri != NULL;
 }
 
@@ -98,9 +98,9 @@ pg_keytoken_error(const char *what, CK_RV rv)
 		break;
 	}
 	if (hint)
-		pg_tool_error("%s: %s (%s)", what, hint, pg_tool_ckr(rv));
+		pg_message("%s: %s (%s)", what, hint, pg_tool_ckr(rv));
 	else
-		pg_tool_error("%s: %s", what, pg_tool_ckr(rv));
+		pg_message("%s: %s", what, pg_tool_ckr(rv));
 }
 
 /* ---------------------------------------------------------------------------
@@ -145,14 +145,14 @@ choose_module(const pg_store_opts *opts, const p11glue_uri *uri, const char **na
 		/* A file name with a directory is taken from here, not from the
 		 * module path. */
 		if (strchr(given, '/') != NULL && (file = realpath(given, NULL)) == NULL) {
-			pg_tool_error("%s: %s", given, strerror(errno));
+			pg_message("%s: %s", given, strerror(errno));
 			return NULL;
 		}
 		return file ? file : strdup(given);
 	}
 	if (mname != NULL) {
 		if (!registered((const char *)mname, &file, reserved)) {
-			pg_tool_error("no module named '%s' is registered", (const char *)mname);
+			pg_message("no module named '%s' is registered", (const char *)mname);
 			return NULL;
 		}
 		*name = (const char *)mname;
@@ -162,7 +162,7 @@ choose_module(const pg_store_opts *opts, const p11glue_uri *uri, const char **na
 		*name = STORE_NAME;
 		return file;
 	}
-	file = pg_tool_build_tree_file("store/" STORE_MODULE);
+	file = pg_build_tree_file("store/" STORE_MODULE);
 	return file ? file : strdup(P11GLUE_MODULE_DIR "/" STORE_MODULE);
 }
 
@@ -176,7 +176,7 @@ pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *
 
 	memset(kt, 0, sizeof(*kt));
 	if (opts->store != NULL && strpbrk(opts->store, " \t\n") != NULL) {
-		pg_tool_error("--store: a directory name with white space cannot be passed to the "
+		pg_message("--store: a directory name with white space cannot be passed to the "
 		              "module; set P11GLUE_STORE_DIR instead");
 		return PG_EXIT_USAGE;
 	}
@@ -201,7 +201,7 @@ pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *
 		pg_tool_print_messages(p11glue_registry_messages(kt->registry));
 	if (rv != P11GLUE_OK || kt->registry == NULL ||
 	    (kt->f = p11glue_module_functions(p11glue_registry_module(kt->registry, 0))) == NULL) {
-		pg_tool_error("cannot load the PKCS#11 module %s", file);
+		pg_message("cannot load the PKCS#11 module %s", file);
 		free(file);
 		p11glue_registry_free(kt->registry);
 		kt->registry = NULL;
@@ -295,9 +295,9 @@ pg_keytoken_select(pg_keytoken *kt, const p11glue_uri *uri, unsigned flags)
 		if (flags & PG_KEYTOKEN_QUIET)
 			;
 		else if (flags & PG_KEYTOKEN_FREE)
-			pg_tool_error("%s has no free slot for a new token", kt->module_path);
+			pg_message("%s has no free slot for a new token", kt->module_path);
 		else
-			pg_tool_error("no initialized token matches the URI in %s (see 'p11glue "
+			pg_message("no initialized token matches the URI in %s (see 'p11glue "
 			              "init-token')", kt->module_path);
 		pg_buf_clear(&names);
 		return PG_EXIT_FAIL;
@@ -305,7 +305,7 @@ pg_keytoken_select(pg_keytoken *kt, const p11glue_uri *uri, unsigned flags)
 	/* A new token goes to the first free slot; anything else must be
 	 * named without doubt. */
 	if (matches > 1 && !(flags & PG_KEYTOKEN_FREE)) {
-		pg_tool_error("%zu tokens match: %s; name one in the URI (token=LABEL)", matches,
+		pg_message("%zu tokens match: %s; name one in the URI (token=LABEL)", matches,
 		              names.data ? (const char *)names.data : "");
 		pg_buf_clear(&names);
 		return PG_EXIT_FAIL;
@@ -365,7 +365,7 @@ source_uri(const char *source, p11glue_uri **uri)
 	if (strchr(source, ':') == NULL && source[0] != '/') {
 		abs = realpath(source, NULL);
 		if (abs == NULL) {
-			pg_tool_error("%s: %s", source, strerror(errno));
+			pg_message("%s: %s", source, strerror(errno));
 			return P11GLUE_ERR_PIN_SOURCE;
 		}
 		value = abs;
@@ -373,7 +373,7 @@ source_uri(const char *source, p11glue_uri **uri)
 	rv = p11glue_uri_set(*uri, P11GLUE_URI_PIN_SOURCE, value, strlen(value), NULL);
 	free(abs);
 	if (rv != P11GLUE_OK)
-		pg_tool_error("%s: not usable as a PIN source", source);
+		pg_message("%s: not usable as a PIN source", source);
 	return rv;
 }
 
@@ -386,9 +386,9 @@ resolve(const p11glue_uri *uri, const char *prompt, p11glue_pin **pin)
 	if (r == P11GLUE_OK)
 		return PG_EXIT_OK;
 	if (r == P11GLUE_ERR_PIN_CANCELLED)
-		pg_tool_error("%s: none entered (no terminal to ask on? give a PIN source)", prompt);
+		pg_message("%s: none entered (no terminal to ask on? give a PIN source)", prompt);
 	else
-		pg_tool_error("%s: %s%s%s", prompt, p11glue_strerror(r), why ? ": " : "", why ? why : "");
+		pg_message("%s: %s%s%s", prompt, p11glue_strerror(r), why ? ": " : "", why ? why : "");
 	free(why);
 	return PG_EXIT_FAIL;
 }
@@ -418,7 +418,7 @@ pg_store_read_secret(const char *source, const char *prompt, bool confirm, p11gl
 		a = p11glue_pin_value(*pin, &alen);
 		b = p11glue_pin_value(again, &blen);
 		if (alen != blen || !pg_ct_equal(a, b, alen)) {
-			pg_tool_error("the two entries differ");
+			pg_message("the two entries differ");
 			status = PG_EXIT_FAIL;
 		}
 	}

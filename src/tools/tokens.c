@@ -39,7 +39,7 @@ pg_tool_parse_uri(const char *text, p11glue_uri **uri)
 
 	if (rv == P11GLUE_OK)
 		return true;
-	pg_tool_error("invalid PKCS#11 URI: %s: %s (at byte %zu)", p11glue_strerror(rv),
+	pg_message("invalid PKCS#11 URI: %s: %s (at byte %zu)", p11glue_strerror(rv),
 	              error.detail, error.offset);
 	return false;
 }
@@ -62,7 +62,7 @@ pg_tool_open_registry(const p11glue_uri *uri, p11glue_registry **registry)
 		pg_tool_print_messages(messages);
 	}
 	if (rv != P11GLUE_OK) {
-		pg_tool_error("cannot load the modules: %s", p11glue_strerror(rv));
+		pg_message("cannot load the modules: %s", p11glue_strerror(rv));
 		p11glue_registry_free(*registry);
 		*registry = NULL;
 		return PG_EXIT_FAIL;
@@ -104,7 +104,7 @@ walk_module(p11glue_module *mod, const p11glue_uri *uri, pg_tool_token_func func
 		rv = slots ? t.funcs->C_GetSlotList(CK_TRUE, slots, &n) : CKR_HOST_MEMORY;
 	}
 	if (rv != CKR_OK) {
-		pg_tool_error("%s: C_GetSlotList: %s", p11glue_module_name(mod), pg_tool_ckr(rv));
+		pg_message("%s: C_GetSlotList: %s", p11glue_module_name(mod), pg_tool_ckr(rv));
 		free(slots);
 		return 0;
 	}

@@ -12,18 +12,6 @@
 #include <string.h>
 #include <unistd.h>
 
-void
-pg_tool_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("p11glue: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
 int
 pg_tool_usage_error(const char *command, const char *fmt, ...)
 {
@@ -121,31 +109,4 @@ pg_tool_json_string(FILE *out, const unsigned char *data, size_t len)
 			fprintf(out, "%%%02X", c);
 	}
 	fputc('"', out);
-}
-
-char *
-pg_tool_build_tree_file(const char *rel)
-{
-	char exe[PATH_MAX], *slash, *path;
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	size_t len;
-
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	/* The program is src/tools/p11glue: rel is taken from src/. */
-	slash = strrchr(exe, '/');
-	if (slash == NULL)
-		return NULL;
-	*slash = 0;
-	len = strlen(exe) + strlen(rel) + sizeof("/../");
-	path = malloc(len);
-	if (path == NULL)
-		return NULL;
-	snprintf(path, len, "%s/../%s", exe, rel);
-	if (access(path, R_OK) != 0) {
-		free(path);
-		return NULL;
-	}
-	return path;
 }

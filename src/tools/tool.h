@@ -37,9 +37,6 @@ int pg_tool_dispatch(const char *parent, const pg_command *table, size_t n_table
 void pg_tool_list_commands(FILE *out, const char *parent,
                            const pg_command *table, size_t n_table);
 
-/* "p11glue: <message>" on stderr. */
-void pg_tool_error(const char *fmt, ...) PG_PRINTF(1, 2);
-
 /*
  * Reports a usage error with a hint to run `<command> --help`, and
  * returns PG_EXIT_USAGE.
@@ -65,13 +62,6 @@ bool pg_tool_parse_hex(const char *text, unsigned char **out, size_t *len);
 /* Writes a JSON string: printable ASCII as is (" and \ escaped), every
  * other byte and '%' as %XX. */
 void pg_tool_json_string(FILE *out, const unsigned char *data, size_t len);
-
-/*
- * A file of the build tree this program runs from (rel is relative to
- * src/, as "store/p11glue-store.so"), or NULL when there is none (an
- * installed program). Linux: /proc/self/exe. free().
- */
-char *pg_tool_build_tree_file(const char *rel);
 
 /* Commands, one file each. */
 int pg_cmd_uri(int argc, char **argv);

@@ -484,7 +484,7 @@ extract_artefacts(const pg_trust_set *set, const char *purpose, check_opts *o, c
 		return PG_EXIT_OK;
 	snprintf(tmp, size, "%s/p11glue-check.XXXXXX", base && *base ? base : "/tmp");
 	if (mkdtemp(tmp) == NULL) {
-		pg_tool_error("cannot create a temporary directory in %s", base ? base : "/tmp");
+		pg_message("cannot create a temporary directory in %s", base ? base : "/tmp");
 		tmp[0] = 0;
 		return PG_EXIT_FAIL;
 	}

@@ -281,7 +281,7 @@ pg_consumer_openssl(const char *dir, const char *label)
 	if (lookup == NULL || d->ctx == NULL ||
 	    X509_LOOKUP_add_dir(lookup, dir, X509_FILETYPE_PEM) != 1 ||
 	    X509_STORE_CTX_init(d->ctx, d->store, NULL, NULL) != 1) {
-		pg_tool_error("OpenSSL cannot read the directory %s", dir);
+		pg_message("OpenSSL cannot read the directory %s", dir);
 		pg_consumer_free(c);
 		return NULL;
 	}
@@ -780,7 +780,7 @@ pg_consumer_java(const char *keystore, const char *label)
 		fclose(f);
 	bytes = (unsigned char *)pg_buf_steal(&data, &len);
 	if (c == NULL || d == NULL || f == NULL || bytes == NULL) {
-		pg_tool_error("cannot read the keystore %s", keystore);
+		pg_message("cannot read the keystore %s", keystore);
 		free(bytes);
 		free(d);
 		pg_consumer_free(c);
@@ -791,7 +791,7 @@ pg_consumer_java(const char *keystore, const char *label)
 	ok = pg_java_keystore_read(bytes, len, "changeit", &d->certs, &d->aliases, err, sizeof(err));
 	free(bytes);
 	if (!ok) {
-		pg_tool_error("%s: %s", keystore, err);
+		pg_message("%s: %s", keystore, err);
 		pg_consumer_free(c);
 		return NULL;
 	}

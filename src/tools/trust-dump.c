@@ -126,7 +126,7 @@ dump_token(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool policy, void *data)
 			CK_ULONG n = 0;
 			CK_ATTRIBUTE *a = load_attrs(f, s, buf[i], &n);
 			if (a == NULL) {
-				pg_tool_error("could not dump object");
+				pg_message("could not dump object");
 				continue;
 			}
 			if (matches(job, a, n)) {
@@ -178,7 +178,7 @@ pg_trust_dump(int argc, char **argv)
 				break;
 			if (strncmp(optarg, "pkcs11:", 7) != 0 ||
 			    p11glue_uri_parse(optarg, P11GLUE_URI_LENIENT, &job.uri, NULL) != P11GLUE_OK) {
-				pg_tool_error("couldn't parse pkcs11 uri filter: %s", optarg);
+				pg_message("couldn't parse pkcs11 uri filter: %s", optarg);
 				p11glue_uri_free(job.uri);
 				return PG_EXIT_USAGE;
 			}
@@ -197,7 +197,7 @@ pg_trust_dump(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		pg_tool_error("extra arguments passed to command");
+		pg_message("extra arguments passed to command");
 		p11glue_uri_free(job.uri);
 		return PG_EXIT_USAGE;
 	}

@@ -47,11 +47,11 @@ write_file(const char *path, const void *data, size_t len, bool overwrite)
 		unlink(path);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
 	if (fd < 0) {
-		pg_tool_error("couldn't create file: %s: %s", path, strerror(errno));
+		pg_message("couldn't create file: %s: %s", path, strerror(errno));
 		return false;
 	}
 	if (len && write(fd, data, len) != (ssize_t)len) {
-		pg_tool_error("couldn't write file: %s: %s", path, strerror(errno));
+		pg_message("couldn't write file: %s: %s", path, strerror(errno));
 		close(fd);
 		return false;
 	}
@@ -166,7 +166,7 @@ x509_file(const job *j)
 			n++;
 		}
 	if (n > 1)
-		pg_tool_error("multiple certificates found but could only write one to file");
+		pg_message("multiple certificates found but could only write one to file");
 	if (first == NULL)
 		return write_file(j->dest, "", 0, j->overwrite) ? PG_EXIT_OK : PG_EXIT_FAIL;
 	return write_file(j->dest, first->der, first->der_len, j->overwrite) ? PG_EXIT_OK
@@ -217,7 +217,7 @@ hash_link(const char *dir, unsigned long hash, const char *suffix, const char *t
 		if (lstat(path, &st) == 0)
 			continue;
 		if (symlink(target, path) != 0) {
-			pg_tool_error("couldn't create link: %s: %s", path, strerror(errno));
+			pg_message("couldn't create link: %s: %s", path, strerror(errno));
 			return false;
 		}
 		return true;
@@ -232,7 +232,7 @@ make_dir(const job *j)
 		return true;
 	if (errno == EEXIST && j->overwrite)
 		return true;
-	pg_tool_error("couldn't create directory: %s: %s", j->dest, strerror(errno));
+	pg_message("couldn't create directory: %s: %s", j->dest, strerror(errno));
 	return false;
 }
 
@@ -417,12 +417,12 @@ pg_trust_extract(const pg_trust_set *set, const char *format, int filter,
 	 * and say so. */
 	if ((strcmp(format, "java-cacerts") == 0 || strcmp(format, "edk2-cacerts") == 0) &&
 	    purpose == NULL)
-		pg_tool_error("format expects a purpose (--purpose); none given: every purpose");
+		pg_message("format expects a purpose (--purpose); none given: every purpose");
 	/* Only OpenSSL's formats can say "distrusted"; a trust policy in
 	 * any other would read as trust (p11-kit refuses it too). */
 	if (filter == PG_F_POLICY && strcmp(format, "openssl-bundle") != 0 &&
 	    strcmp(format, "openssl-directory") != 0 && strcmp(format, "crl-bundle") != 0) {
-		pg_tool_error("format does not support trust policy");
+		pg_message("format does not support trust policy");
 		return PG_EXIT_FAIL;
 	}
 	if (strcmp(format, "pem-bundle") == 0)
@@ -445,7 +445,7 @@ pg_trust_extract(const pg_trust_set *set, const char *format, int filter,
 		return edk2(&j);
 	if (strcmp(format, "crl-bundle") == 0)
 		return crl_bundle(&j);
-	pg_tool_error("format not supported: %s", format);
+	pg_message("format not supported: %s", format);
 	return PG_EXIT_USAGE;
 }
 

@@ -178,9 +178,9 @@ apply_stapled(pg_tcert *c, const stapled_ext *x, size_t n, const unsigned char *
 		}
 	}
 	if (c->unreadable)
-		pg_tool_error("%s: a stapled extension cannot be read: left out", c->label);
+		pg_message("%s: a stapled extension cannot be read: left out", c->label);
 	else if (c->rejects_unreadable)
-		pg_tool_error("%s: its stapled reject list cannot be read: left out of OpenSSL's "
+		pg_message("%s: its stapled reject list cannot be read: left out of OpenSSL's "
 		              "formats", c->label);
 }
 
@@ -368,7 +368,7 @@ pg_trust_each_token(void (*fn)(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool policy
 		}
 	}
 	if (used == 0) {
-		pg_tool_error("no trust module could be loaded");
+		pg_message("no trust module could be loaded");
 		return PG_EXIT_FAIL;
 	}
 	return PG_EXIT_OK;
