@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for `p11glue import`'s readers (src/tools/import-*.c):
+ * libFuzzer target for `p11glue import`'s readers (src/import/import-*.c):
  * the OpenSSH private key parser (fed directly when the input starts with
  * its magic, as PEM armor would hide it from mutation) and the PEM, DER,
  * PKCS#8 and PKCS#12 dispatch. The passphrase is always "fuzz" (seeds are

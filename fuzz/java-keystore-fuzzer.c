@@ -1,6 +1,6 @@
 /*
  * libFuzzer target for the Java keystore reader of `p11glue trust check`
- * (src/tools/java-keystore.c): JKS with its integrity digest (password
+ * (src/trust/tool/java-keystore.c): JKS with its integrity digest (password
  * "changeit", as the seeds) and PKCS#12. Checks, for every input: no
  * crash or leak; a keystore read gives as many aliases as certificates,
  * and a refused one says why.

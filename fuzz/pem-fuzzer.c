@@ -6,7 +6,7 @@
  */
 #include "config.h"
 
-#include "store.h"
+#include "trust-store.h"
 
 #include <openssl/x509.h>
 

@@ -7,7 +7,7 @@
  */
 #include "config.h"
 
-#include "store.h"
+#include "trust-store.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -15,6 +15,17 @@
 #define PG_PRINTF(f, a) __attribute__((format(printf, f, a)))
 
 /*
+ * Exit codes of the p11glue command; the libraries behind the commands
+ * (token access, importers, setup, trust tools) return them too, and
+ * scripts rely on them.
+ */
+enum {
+	PG_EXIT_OK = 0,      /* success */
+	PG_EXIT_FAIL = 1,    /* error in input or operation */
+	PG_EXIT_USAGE = 2    /* bad command line */
+};
+
+/*
  * Reports a caller bug (a broken precondition) on stderr and returns.
  * Used at API boundaries; a module never aborts the process it runs in.
  */

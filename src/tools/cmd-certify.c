@@ -658,8 +658,8 @@ pg_cmd_certify(int argc, char **argv)
 	if (status != -1)
 		goto out;
 	status = PG_EXIT_FAIL;
-	if (!pg_tool_parse_uri(argv[optind], &uri) ||
-	    (a.ca_uri != NULL && !pg_tool_parse_uri(a.ca_uri, &ca_uri)))
+	if (!pg_token_parse_uri(argv[optind], &uri) ||
+	    (a.ca_uri != NULL && !pg_token_parse_uri(a.ca_uri, &ca_uri)))
 		goto out;
 	if (!names_private_key(uri) || (ca_uri != NULL && !names_private_key(ca_uri))) {
 		status = pg_tool_usage_error(argv[0], "the URIs name private keys (type=private, or "
@@ -780,7 +780,7 @@ pg_cmd_request(int argc, char **argv)
 		status = pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI (the key)");
 	else if (!hash_ok(a.hash))
 		status = pg_tool_usage_error(argv[0], "--hash: sha256, sha384 or sha512");
-	else if (!pg_tool_parse_uri(argv[optind], &uri))
+	else if (!pg_token_parse_uri(argv[optind], &uri))
 		status = PG_EXIT_FAIL;
 	else if (!names_private_key(uri))
 		status = pg_tool_usage_error(argv[0], "the URI names a private key (type=private, or "

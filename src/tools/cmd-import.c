@@ -154,76 +154,6 @@ file_label(const char *path)
 	return label;
 }
 
-/* Adds a DER encoding made by i2d to t. */
-#define ADD_DER(t, type, i2d, obj)                                  \
-	do {                                                            \
-		unsigned char *der_ = NULL;                                 \
-		int len_ = i2d(obj, &der_);                                 \
-		if (len_ <= 0)                                              \
-			(t)->failed = true;                                     \
-		else                                                        \
-			pg_tmpl_add(t, type, der_, (size_t)len_);               \
-		OPENSSL_free(der_);                                         \
-	} while (0)
-
-void
-pg_cert_template(pg_tmpl *t, X509 *cert, const char *label, const unsigned char *id, size_t id_len,
-              bool leaf)
-{
-	CK_ULONG category = leaf ? CK_CERTIFICATE_CATEGORY_TOKEN_USER
-	                         : X509_check_ca(cert) > 0 ? CK_CERTIFICATE_CATEGORY_AUTHORITY
-	                                                   : CK_CERTIFICATE_CATEGORY_UNSPECIFIED;
-
-	pg_tmpl_add_ulong(t, CKA_CLASS, CKO_CERTIFICATE);
-	pg_tmpl_add_ulong(t, CKA_CERTIFICATE_TYPE, CKC_X_509);
-	pg_tmpl_add_bool(t, CKA_TOKEN, true);
-	pg_tmpl_add_bool(t, CKA_PRIVATE, false);
-	pg_tmpl_add_ulong(t, CKA_CERTIFICATE_CATEGORY, category);
-	if (label != NULL)
-		pg_tmpl_add(t, CKA_LABEL, label, strlen(label));
-	pg_tmpl_add(t, CKA_ID, id, id_len);
-	ADD_DER(t, CKA_SUBJECT, i2d_X509_NAME, X509_get_subject_name(cert));
-	ADD_DER(t, CKA_ISSUER, i2d_X509_NAME, X509_get_issuer_name(cert));
-	ADD_DER(t, CKA_SERIAL_NUMBER, i2d_ASN1_INTEGER, X509_get0_serialNumber(cert));
-	ADD_DER(t, CKA_VALUE, i2d_X509, cert);
-	if (X509_get0_pubkey(cert) != NULL)
-		ADD_DER(t, CKA_PUBLIC_KEY_INFO, i2d_PUBKEY, X509_get0_pubkey(cert));
-}
-
-static void
-key_templates(pg_tmpl *pub, pg_tmpl *priv, EVP_PKEY *key, const char *label,
-              const unsigned char *id, size_t id_len, X509 *leaf)
-{
-	const pg_key_kind *kind = pg_key_kind_of(key);
-
-	if (!pg_key_values(key, pub, priv)) {
-		pub->failed = true;
-		return;
-	}
-	for (int i = 0; i < 2; i++) {
-		pg_tmpl *t = i == 0 ? pub : priv;
-		pg_tmpl_add_bool(t, CKA_TOKEN, true);
-		pg_tmpl_add(t, CKA_LABEL, label, strlen(label));
-		pg_tmpl_add(t, CKA_ID, id, id_len);
-		if (leaf != NULL)
-			ADD_DER(t, CKA_SUBJECT, i2d_X509_NAME, X509_get_subject_name(leaf));
-	}
-	pg_tmpl_add_bool(pub, CKA_PRIVATE, false);
-	pg_tmpl_add_bool(pub, CKA_VERIFY, true);
-	pg_tmpl_add_bool(priv, CKA_PRIVATE, true);
-	pg_tmpl_add_bool(priv, CKA_SENSITIVE, true);
-	pg_tmpl_add_bool(priv, CKA_EXTRACTABLE, false);
-	pg_tmpl_add_bool(priv, CKA_SIGN, true);
-	if (kind->key_type == CKK_RSA) {
-		pg_tmpl_add_bool(pub, CKA_ENCRYPT, true);
-		pg_tmpl_add_bool(pub, CKA_WRAP, true);
-		pg_tmpl_add_bool(priv, CKA_DECRYPT, true);
-		pg_tmpl_add_bool(priv, CKA_UNWRAP, true);
-	} else if (kind->key_type == CKK_EC) {
-		pg_tmpl_add_bool(priv, CKA_DERIVE, true);
-	}
-}
-
 /* ---------------------------------------------------------------------------
  * Writing to the token
  */
@@ -332,7 +262,7 @@ write_key(writer *w, EVP_PKEY *key, const char *label, const unsigned char *id, 
 	}
 	pg_tmpl_init(&pub);
 	pg_tmpl_init(&priv);
-	key_templates(&pub, &priv, key, label, id, id_len, leaf);
+	pg_key_templates(&pub, &priv, key, label, id, id_len, leaf);
 	if (!create(w, &pub, "public key")) {
 		pg_tmpl_clear(&priv);
 		return false;

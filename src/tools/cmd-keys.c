@@ -408,7 +408,7 @@ pg_cmd_export_pubkey(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI");
-	if (!pg_tool_parse_uri(argv[optind], &uri))
+	if (!pg_token_parse_uri(argv[optind], &uri))
 		return PG_EXIT_FAIL;
 	login = login || p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
 	        p11glue_uri_get(uri, P11GLUE_URI_PIN_SOURCE, NULL);
@@ -512,7 +512,7 @@ pg_cmd_delete_object(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI");
-	if (!pg_tool_parse_uri(argv[optind], &uri))
+	if (!pg_token_parse_uri(argv[optind], &uri))
 		return PG_EXIT_FAIL;
 	if (p11glue_uri_get(uri, P11GLUE_URI_OBJECT, NULL) == NULL &&
 	    p11glue_uri_get(uri, P11GLUE_URI_ID, NULL) == NULL) {

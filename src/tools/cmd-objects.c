@@ -25,7 +25,7 @@ static const char *const class_names[] = {
 
 /* Reads one attribute into a new buffer; NULL when unavailable. */
 static unsigned char *
-get_attribute(const pg_tool_token *t, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE obj,
+get_attribute(const pg_token *t, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE obj,
               CK_ATTRIBUTE_TYPE type, CK_ULONG *len)
 {
 	CK_ATTRIBUTE attr = { type, NULL, 0 };
@@ -45,7 +45,7 @@ get_attribute(const pg_tool_token *t, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE obj,
 }
 
 static CK_ULONG
-get_ulong(const pg_tool_token *t, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE obj,
+get_ulong(const pg_token *t, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE obj,
           CK_ATTRIBUTE_TYPE type, bool *ok)
 {
 	CK_ULONG value = 0;
@@ -56,7 +56,7 @@ get_ulong(const pg_tool_token *t, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE obj,
 }
 
 static char *
-object_uri(const pg_tool_token *t, CK_OBJECT_CLASS klass, bool has_class,
+object_uri(const pg_token *t, CK_OBJECT_CLASS klass, bool has_class,
            const unsigned char *label, CK_ULONG label_len,
            const unsigned char *id, CK_ULONG id_len)
 {
@@ -86,7 +86,7 @@ print_hex(FILE *out, const unsigned char *data, CK_ULONG len)
 }
 
 static void
-print_object(walk *w, const pg_tool_token *t, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE obj)
+print_object(walk *w, const pg_token *t, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE obj)
 {
 	CK_ULONG label_len = 0, id_len = 0, key_type;
 	unsigned char *label = get_attribute(t, s, obj, CKA_LABEL, &label_len);
@@ -140,7 +140,7 @@ print_object(walk *w, const pg_tool_token *t, CK_SESSION_HANDLE s, CK_OBJECT_HAN
 }
 
 static CK_RV
-login(const pg_tool_token *t, CK_SESSION_HANDLE s, const p11glue_uri *uri)
+login(const pg_token *t, CK_SESSION_HANDLE s, const p11glue_uri *uri)
 {
 	char prompt[128], *why = NULL;
 	const unsigned char *value;
@@ -166,12 +166,12 @@ login(const pg_tool_token *t, CK_SESSION_HANDLE s, const p11glue_uri *uri)
 	if (rv == CKR_USER_ALREADY_LOGGED_IN)
 		rv = CKR_OK;
 	if (rv != CKR_OK)
-		pg_message("C_Login: %s", pg_tool_ckr(rv));
+		pg_message("C_Login: %s", pg_token_ckr(rv));
 	return rv;
 }
 
 static int
-list_token_objects(const pg_tool_token *t, void *data)
+list_token_objects(const pg_token *t, void *data)
 {
 	walk *w = data;
 	CK_ATTRIBUTE tmpl[3];
@@ -183,7 +183,7 @@ list_token_objects(const pg_tool_token *t, void *data)
 
 	rv = t->funcs->C_OpenSession(t->slot, CKF_SERIAL_SESSION, NULL, NULL, &s);
 	if (rv != CKR_OK) {
-		pg_message("C_OpenSession: %s", pg_tool_ckr(rv));
+		pg_message("C_OpenSession: %s", pg_token_ckr(rv));
 		w->status = PG_EXIT_FAIL;
 		return 0;
 	}
@@ -206,7 +206,7 @@ list_token_objects(const pg_tool_token *t, void *data)
 	}
 	t->funcs->C_FindObjectsFinal(s);
 	if (rv != CKR_OK) {
-		pg_message("C_FindObjects: %s", pg_tool_ckr(rv));
+		pg_message("C_FindObjects: %s", pg_token_ckr(rv));
 		w->status = PG_EXIT_FAIL;
 	}
 	t->funcs->C_CloseSession(s);
@@ -262,15 +262,15 @@ pg_cmd_list_objects(int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI");
-	if (!pg_tool_parse_uri(argv[optind], &uri))
+	if (!pg_token_parse_uri(argv[optind], &uri))
 		return PG_EXIT_FAIL;
 	w.uri = uri;
-	status = pg_tool_open_registry(uri, &reg);
+	status = pg_token_open_registry(uri, &reg);
 	if (status == PG_EXIT_OK) {
 		pg_json_init(&w.out, stdout);
 		if (w.json)
 			pg_json_begin_array(&w.out);
-		pg_tool_each_token(reg, uri, list_token_objects, &w, &count);
+		pg_token_each(reg, uri, list_token_objects, &w, &count);
 		if (w.json) {
 			pg_json_end_array(&w.out);
 			pg_json_finish(&w.out);

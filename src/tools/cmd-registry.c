@@ -81,7 +81,7 @@ listing_parse(listing *l, int argc, char **argv)
 		                           argv[optind + (l->takes_uri ? 1 : 0)]);
 	if (l->needs_uri && optind == argc)
 		return pg_tool_usage_error(argv[0], "a PKCS#11 URI is required");
-	if (optind < argc && !pg_tool_parse_uri(argv[optind], &l->uri))
+	if (optind < argc && !pg_token_parse_uri(argv[optind], &l->uri))
 		return PG_EXIT_FAIL;
 	return -1;
 }
@@ -139,7 +139,7 @@ token_uri(const CK_TOKEN_INFO *token)
 }
 
 static void
-print_token_text(const pg_tool_token *t, const char *indent)
+print_token_text(const pg_token *t, const char *indent)
 {
 	char *uri = token_uri(&t->token);
 
@@ -161,7 +161,7 @@ print_token_text(const pg_tool_token *t, const char *indent)
 }
 
 static void
-print_token_json(pg_json *json, const pg_tool_token *t)
+print_token_json(pg_json *json, const pg_token *t)
 {
 	char *uri = token_uri(&t->token);
 	char version[16];
@@ -210,7 +210,7 @@ typedef struct {
 } module_walk;
 
 static int
-module_token(const pg_tool_token *t, void *data)
+module_token(const pg_token *t, void *data)
 {
 	module_walk *w = data;
 
@@ -247,7 +247,7 @@ print_module(p11glue_registry *reg, p11glue_module *mod, pg_json *json)
 		       p11glue_module_filename(mod) ? p11glue_module_filename(mod) : "");
 	}
 	if (error == NULL && rv != CKR_OK)
-		error = pg_tool_ckr(rv);
+		error = pg_token_ckr(rv);
 	if (error != NULL) {
 		if (json) {
 			pg_json_key(json, "error");
@@ -272,7 +272,7 @@ print_module(p11glue_registry *reg, p11glue_module *mod, pg_json *json)
 		printf("    library-manufacturer: %.*s\n", PADDED(info.manufacturerID));
 		printf("    library-version: %s\n", version);
 	}
-	pg_tool_each_token(reg, NULL, module_token, &walk, NULL);
+	pg_token_each(reg, NULL, module_token, &walk, NULL);
 	if (json) {
 		pg_json_end_array(json);
 		pg_json_end_object(json);
@@ -292,7 +292,7 @@ pg_cmd_list_modules(int argc, char **argv)
 
 	if (status >= 0)
 		return status;
-	status = pg_tool_open_registry(NULL, &reg);
+	status = pg_token_open_registry(NULL, &reg);
 	if (status != PG_EXIT_OK)
 		return status;
 	pg_json_init(&json, stdout);
@@ -313,7 +313,7 @@ pg_cmd_list_modules(int argc, char **argv)
  */
 
 static int
-list_token(const pg_tool_token *t, void *data)
+list_token(const pg_token *t, void *data)
 {
 	pg_json *json = data;
 
@@ -339,12 +339,12 @@ pg_cmd_list_tokens(int argc, char **argv)
 
 	if (status >= 0)
 		return status;
-	status = pg_tool_open_registry(l.uri, &reg);
+	status = pg_token_open_registry(l.uri, &reg);
 	if (status == PG_EXIT_OK) {
 		pg_json_init(&json, stdout);
 		if (l.json)
 			pg_json_begin_array(&json);
-		pg_tool_each_token(reg, l.uri, list_token, l.json ? &json : NULL, NULL);
+		pg_token_each(reg, l.uri, list_token, l.json ? &json : NULL, NULL);
 		if (l.json) {
 			pg_json_end_array(&json);
 			pg_json_finish(&json);
@@ -414,7 +414,7 @@ print_mechanism(pg_json *json, CK_MECHANISM_TYPE type, const CK_MECHANISM_INFO *
 }
 
 static int
-list_token_mechanisms(const pg_tool_token *t, void *data)
+list_token_mechanisms(const pg_token *t, void *data)
 {
 	pg_json *json = data;
 	CK_MECHANISM_TYPE *types = NULL;
@@ -447,7 +447,7 @@ list_token_mechanisms(const pg_tool_token *t, void *data)
 	}
 	free(types);
 	if (rv != CKR_OK)
-		pg_message("C_GetMechanismList: %s", pg_tool_ckr(rv));
+		pg_message("C_GetMechanismList: %s", pg_token_ckr(rv));
 	return rv == CKR_OK ? 0 : PG_EXIT_FAIL;
 }
 
@@ -464,12 +464,12 @@ pg_cmd_list_mechanisms(int argc, char **argv)
 
 	if (status >= 0)
 		return status;
-	status = pg_tool_open_registry(l.uri, &reg);
+	status = pg_token_open_registry(l.uri, &reg);
 	if (status == PG_EXIT_OK) {
 		pg_json_init(&json, stdout);
 		if (l.json)
 			pg_json_begin_array(&json);
-		status = pg_tool_each_token(reg, l.uri, list_token_mechanisms,
+		status = pg_token_each(reg, l.uri, list_token_mechanisms,
 		                            l.json ? &json : NULL, &count);
 		if (l.json) {
 			pg_json_end_array(&json);
@@ -571,7 +571,7 @@ pg_cmd_print_config(int argc, char **argv)
 		pg_message("out of memory");
 		return PG_EXIT_FAIL;
 	}
-	pg_tool_print_messages((const char *)conf->messages.data);
+	pg_token_print_messages((const char *)conf->messages.data);
 	pg_json_init(&json, stdout);
 	print_conf(conf, l.json ? &json : NULL);
 	pg_conf_free(conf);

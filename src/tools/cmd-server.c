@@ -68,7 +68,7 @@ resolve_target(const char *provider, const char *uri_text, target *t)
 	p11glue_module *mod;
 
 	memset(t, 0, sizeof(*t));
-	if (uri_text && !pg_tool_parse_uri(uri_text, &t->filter))
+	if (uri_text && !pg_token_parse_uri(uri_text, &t->filter))
 		return PG_EXIT_FAIL;
 	path = t->filter ? p11glue_uri_get(t->filter, P11GLUE_URI_MODULE_PATH, NULL) : NULL;
 	name = t->filter ? p11glue_uri_get(t->filter, P11GLUE_URI_MODULE_NAME, NULL) : NULL;

@@ -1,27 +1,18 @@
 /*
- * p11glue setup | status: the target table and the two commands (setup.h).
- * A target is selected by an option of its name (--gnupg); a new target
- * is a file with a pg_setup_target and a line in the table below.
+ * p11glue setup | status: the two commands over the targets of
+ * src/setup (setup.h). A target is selected by an option of its name
+ * (--gnupg).
  */
 #include "config.h"
 
+#include "tool.h"
 #include "setup.h"
 
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* In the order a set-up of every target runs them: the registry first,
- * since the proxy that NSS loads reads it. */
-static const pg_setup_target *const targets[] = {
-	&pg_setup_modules,
-	&pg_setup_ssh,
-	&pg_setup_openssl,
-	&pg_setup_nss,
-	&pg_setup_gnupg,
-};
-
-#define N_TARGETS PG_N_ELEMENTS(targets)
+#define N_TARGETS PG_SETUP_N_TARGETS
 #define TARGET_OPT 1000
 
 enum {
@@ -37,7 +28,7 @@ enum {
 
 /*
  * Parses argv with the fixed options plus one --NAME per target;
- * selected[i] tells whether targets[i] was named. Returns -1 to go on,
+ * selected[i] tells whether pg_setup_targets[i] was named. Returns -1 to go on,
  * else an exit code (after --help or a usage error).
  */
 static int
@@ -51,7 +42,7 @@ parse(int argc, char **argv, const struct option *fixed, size_t n_fixed, bool *s
 	for (size_t i = 0; i < n_fixed && n < PG_N_ELEMENTS(options) - 1; i++)
 		options[n++] = fixed[i];
 	for (size_t i = 0; i < N_TARGETS && n < PG_N_ELEMENTS(options) - 1; i++)
-		options[n++] = (struct option){ targets[i]->name, no_argument, NULL, TARGET_OPT + (int)i };
+		options[n++] = (struct option){ pg_setup_targets[i]->name, no_argument, NULL, TARGET_OPT + (int)i };
 	options[n] = (struct option){ NULL, 0, NULL, 0 };
 	pg_tool_getopt_reset();
 	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
@@ -74,9 +65,9 @@ list_targets(FILE *out, bool describe)
 {
 	for (size_t i = 0; i < N_TARGETS; i++) {
 		if (describe)
-			targets[i]->describe(out);
+			pg_setup_targets[i]->describe(out);
 		else
-			fprintf(out, "  --%-8s %s\n", targets[i]->name, targets[i]->summary);
+			fprintf(out, "  --%-8s %s\n", pg_setup_targets[i]->name, pg_setup_targets[i]->summary);
 	}
 }
 
@@ -270,25 +261,25 @@ pg_cmd_setup(int argc, char **argv)
 	if (a.undo && (a.env.module != NULL || a.env.proxy))
 		return pg_tool_usage_error(argv[0], "--undo takes no --module or --proxy");
 	for (size_t i = 0; i < N_TARGETS; i++) {
-		if (selected[i] && a.env.system && !targets[i]->system)
+		if (selected[i] && a.env.system && !pg_setup_targets[i]->system)
 			return pg_tool_usage_error(argv[0], "--%s has no --system form: its files "
 			                           "are each user's own; run it as that user",
-			                           targets[i]->name);
+			                           pg_setup_targets[i]->name);
 	}
 	status = PG_EXIT_OK;
 	for (size_t i = 0; i < N_TARGETS; i++) {
 		if (n_selected > 0 && !selected[i])
 			continue;
-		if (n_selected == 0 && a.env.system && !targets[i]->system) {
-			pg_message("%s: left out: it has no --system form", targets[i]->name);
+		if (n_selected == 0 && a.env.system && !pg_setup_targets[i]->system) {
+			pg_message("%s: left out: it has no --system form", pg_setup_targets[i]->name);
 			continue;
 		}
-		why = n_selected == 0 && targets[i]->unavailable ? targets[i]->unavailable() : NULL;
+		why = n_selected == 0 && pg_setup_targets[i]->unavailable ? pg_setup_targets[i]->unavailable() : NULL;
 		if (why != NULL) {
-			pg_message("%s: left out: %s", targets[i]->name, why);
+			pg_message("%s: left out: %s", pg_setup_targets[i]->name, why);
 			continue;
 		}
-		if (setup_one(targets[i], &a) != PG_EXIT_OK)
+		if (setup_one(pg_setup_targets[i], &a) != PG_EXIT_OK)
 			status = PG_EXIT_FAIL;
 	}
 	return status;
@@ -366,9 +357,9 @@ pg_cmd_status(int argc, char **argv)
 	json = a.json;
 	env.system = a.system;
 	for (size_t i = 0; i < N_TARGETS; i++) {
-		if (selected[i] && env.system && !targets[i]->system)
+		if (selected[i] && env.system && !pg_setup_targets[i]->system)
 			return pg_tool_usage_error(argv[0], "--%s has no --system form",
-			                           targets[i]->name);
+			                           pg_setup_targets[i]->name);
 	}
 	for (size_t i = 0; i < N_TARGETS; i++)
 		any = any || selected[i];
@@ -376,12 +367,12 @@ pg_cmd_status(int argc, char **argv)
 	if (json)
 		pg_json_begin_object(&out);
 	for (size_t i = 0; i < N_TARGETS; i++) {
-		if ((any && !selected[i]) || (!any && env.system && !targets[i]->system))
+		if ((any && !selected[i]) || (!any && env.system && !pg_setup_targets[i]->system))
 			continue;
 		memset(&st, 0, sizeof(st));
-		targets[i]->status(&env, &st);
+		pg_setup_targets[i]->status(&env, &st);
 		if (json) {
-			pg_json_key(&out, targets[i]->name);
+			pg_json_key(&out, pg_setup_targets[i]->name);
 			pg_json_begin_object(&out);
 			pg_json_key(&out, "state");
 			pg_json_text(&out, st.state);
@@ -391,7 +382,7 @@ pg_cmd_status(int argc, char **argv)
 			}
 			pg_json_end_object(&out);
 		} else {
-			printf("%s: %s\n", targets[i]->name, st.state);
+			printf("%s: %s\n", pg_setup_targets[i]->name, st.state);
 			for (size_t k = 0; k < st.n; k++)
 				printf("    %s: %s\n", st.keys[k], st.values[k]);
 		}

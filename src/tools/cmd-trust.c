@@ -6,7 +6,8 @@
  */
 #include "config.h"
 
-#include "trust.h"
+#include "tool.h"
+#include "trust-tool.h"
 
 #include <p11glue/p11glue.h>
 
@@ -21,22 +22,6 @@
 /* ---------------------------------------------------------------------------
  * Options
  */
-
-const char *
-pg_trust_purpose_oid(const char *name)
-{
-	if (strcmp(name, "server-auth") == 0)
-		return "1.3.6.1.5.5.7.3.1";
-	if (strcmp(name, "client-auth") == 0)
-		return "1.3.6.1.5.5.7.3.2";
-	if (strcmp(name, "email") == 0 || strcmp(name, "email-protection") == 0)
-		return "1.3.6.1.5.5.7.3.4";
-	if (strcmp(name, "code-signing") == 0)
-		return "1.3.6.1.5.5.7.3.3";
-	if (strspn(name, "0123456789.") == strlen(name) && strchr(name, '.'))
-		return name;
-	return NULL;
-}
 
 static int
 parse_filter(const char *text, int *filter, p11glue_uri **uri)
@@ -226,8 +211,8 @@ print_uri_id(FILE *out, const pg_tcert *c)
 	fprintf(out, "type=cert");
 }
 
-static int
-cmd_list(int argc, char **argv)
+int
+pg_cmd_trust_list(int argc, char **argv)
 {
 	trust_opts o = { .filter = PG_F_POLICY };
 	pg_trust_set set;
@@ -283,8 +268,8 @@ out:
 	return rv;
 }
 
-static int
-cmd_extract(int argc, char **argv)
+int
+pg_cmd_trust_extract(int argc, char **argv)
 {
 	trust_opts o = { .filter = PG_F_ANCHORS };
 	pg_trust_set set;
@@ -348,8 +333,8 @@ read_cert(const char *path, size_t *len)
 	return der;
 }
 
-static int
-cmd_anchor(int argc, char **argv)
+int
+pg_cmd_trust_anchor(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "store", no_argument, NULL, 's' },
@@ -440,7 +425,7 @@ cmd_anchor(int argc, char **argv)
 			                     { CKA_TRUSTED, &yes, 1 } };
 			r = f->C_CreateObject(s, t, 3, &h);
 			if (r != CKR_OK) {
-				pg_message("couldn't create object: %s", pg_tool_ckr(r));
+				pg_message("couldn't create object: %s", pg_token_ckr(r));
 				rv = PG_EXIT_FAIL;
 			}
 		} else {
@@ -453,7 +438,7 @@ cmd_anchor(int argc, char **argv)
 			}
 			for (size_t j = 0; j < n; j++)
 				if ((r = f->C_DestroyObject(s, objs[j])) != CKR_OK) {
-					pg_message("couldn't remove the anchor: %s", pg_tool_ckr(r));
+					pg_message("couldn't remove the anchor: %s", pg_token_ckr(r));
 					rv = PG_EXIT_FAIL;
 				}
 			free(objs);
@@ -466,8 +451,8 @@ cmd_anchor(int argc, char **argv)
 }
 
 /* check-format FILE...: each must be a valid persistence-format file. */
-static int
-cmd_check_format(int argc, char **argv)
+int
+pg_cmd_trust_check_format(int argc, char **argv)
 {
 	int rv = PG_EXIT_OK;
 
@@ -490,16 +475,6 @@ cmd_check_format(int argc, char **argv)
 	return rv;
 }
 
-static const pg_command trust_commands[] = {
-	{ "list", "List trust or certificates", cmd_list },
-	{ "extract", "Extract certificates and trust", cmd_extract },
-	{ "anchor", "Add, remove, change trust anchors", cmd_anchor },
-	{ "dump", "Dump trust objects in internal format", pg_trust_dump },
-	{ "check-format", "Check the format of persistence files", cmd_check_format },
-	{ "check", "Check that OpenSSL, GnuTLS, NSS and Java agree with the trust",
-	  pg_trust_cmd_check },
-};
-
 int
 pg_cmd_trust(int argc, char **argv)
 {
@@ -507,6 +482,5 @@ pg_cmd_trust(int argc, char **argv)
 		trust_usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? PG_EXIT_USAGE : PG_EXIT_OK;
 	}
-	return pg_tool_dispatch("trust", trust_commands, PG_N_ELEMENTS(trust_commands),
-	                        argc - 1, argv + 1);
+	return pg_tool_dispatch("trust", "trust", argc - 1, argv + 1);
 }

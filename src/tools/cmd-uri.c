@@ -96,8 +96,8 @@ print_json(FILE *out, const p11glue_uri *uri)
 	fputs(first ? "}\n" : "\n}\n", out);
 }
 
-static int
-cmd_parse(int argc, char **argv)
+int
+pg_cmd_uri_parse(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "json", no_argument, NULL, 'j' },
@@ -234,8 +234,8 @@ build_field(p11glue_uri *uri, p11glue_uri_field field, const char *arg)
 	return PG_EXIT_OK;
 }
 
-static int
-cmd_build(int argc, char **argv)
+int
+pg_cmd_uri_build(int argc, char **argv)
 {
 	struct option options[P11GLUE_URI_N_FIELDS + 4];
 	p11glue_uri *uri;
@@ -289,20 +289,13 @@ cmd_build(int argc, char **argv)
  * uri
  */
 
-static const pg_command uri_commands[] = {
-	{ "parse", "Check a URI and print its canonical form or its attributes", cmd_parse },
-	{ "build", "Print the URI for the given attribute values", cmd_build },
-};
-
 int
 pg_cmd_uri(int argc, char **argv)
 {
 	if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		printf("Usage: p11glue uri COMMAND [ARGS...]\n\nCommands:\n");
-		pg_tool_list_commands(stdout, "p11glue uri", uri_commands,
-		                      PG_N_ELEMENTS(uri_commands));
+		pg_tool_list_commands(stdout, "uri", "p11glue uri");
 		return PG_EXIT_OK;
 	}
-	return pg_tool_dispatch(argv[0], uri_commands, PG_N_ELEMENTS(uri_commands),
-	                        argc - 1, argv + 1);
+	return pg_tool_dispatch("uri", argv[0], argc - 1, argv + 1);
 }

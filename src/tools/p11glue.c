@@ -6,46 +6,12 @@
 #include "config.h"
 
 #include "tool.h"
-#include "trust.h"
-#include "store-tool.h"
-#include "setup.h"
 
 #include <p11glue/p11glue.h>
 
 #include <getopt.h>
 #include <string.h>
 
-static const pg_command commands[] = {
-	{ "list-modules", "List the registered PKCS#11 modules and their tokens",
-	  pg_cmd_list_modules },
-	{ "list-tokens", "List tokens, or those a URI selects", pg_cmd_list_tokens },
-	{ "list-objects", "List the objects a URI selects", pg_cmd_list_objects },
-	{ "list-mechanisms", "List the mechanisms of the tokens a URI selects",
-	  pg_cmd_list_mechanisms },
-	{ "print-config", "Print the registry configuration as this program sees it",
-	  pg_cmd_print_config },
-	{ "server", "Serve a module or token on a unix socket for p11glue-client.so",
-	  pg_cmd_server },
-	{ "remote", "Serve a module or token on stdin/stdout (for ssh)", pg_cmd_remote },
-	{ "uri", "Parse, check and build PKCS#11 URIs (RFC 7512)", pg_cmd_uri },
-	{ "trust", "Trust anchors, distrust and CRLs (p11-kit's trust command)", pg_cmd_trust },
-	{ "init-token", "Create a token (in the key store: a new token)", pg_cmd_init_token },
-	{ "init-pin", "Set or unlock a token's user PIN, as its security officer",
-	  pg_cmd_init_pin },
-	{ "set-pin", "Change a token's user PIN (or SO PIN)", pg_cmd_set_pin },
-	{ "generate-keypair", "Generate a key pair on a token", pg_cmd_generate_keypair },
-	{ "import", "Import a private key (OpenSSH, PEM, PKCS#8, PKCS#12) or certificates",
-	  pg_cmd_import },
-	{ "export-pubkey", "Print public keys of a token in OpenSSH or PEM format",
-	  pg_cmd_export_pubkey },
-	{ "delete-object", "Delete the objects a URI selects", pg_cmd_delete_object },
-	{ "certify", "Make a certificate for a token key, signed inside a token",
-	  pg_cmd_certify },
-	{ "request", "Print a PKCS#10 request for a token key, signed inside its token",
-	  pg_cmd_request },
-	{ "setup", "Set up other programs (GnuPG ...) to use p11glue's modules", pg_cmd_setup },
-	{ "status", "Show what 'p11glue setup' has set up", pg_cmd_status },
-};
 
 static void
 usage(FILE *out)
@@ -56,7 +22,7 @@ usage(FILE *out)
 	        "p11glue ties keys, certificates and trust together through PKCS#11.\n"
 	        "\n"
 	        "Commands:\n");
-	pg_tool_list_commands(out, "p11glue", commands, PG_N_ELEMENTS(commands));
+	pg_tool_list_commands(out, NULL, "p11glue");
 	fprintf(out,
 	        "\n"
 	        "Exit status: 0 on success, 1 on an error in the input or the operation,\n"
@@ -101,6 +67,5 @@ main(int argc, char **argv)
 		usage(stdout);
 		return PG_EXIT_OK;
 	}
-	return pg_tool_dispatch("p11glue", commands, PG_N_ELEMENTS(commands),
-	                        argc - optind, argv + optind);
+	return pg_tool_dispatch(NULL, "p11glue", argc - optind, argv + optind);
 }

@@ -43,29 +43,34 @@ pg_tool_option_error(const char *command, int opt, char **argv)
 	return pg_tool_usage_error(command, "unknown option '%s'", arg);
 }
 
-void
-pg_tool_list_commands(FILE *out, const char *parent,
-                      const pg_command *table, size_t n_table)
+static bool
+in_group(const pg_command *c, const char *group)
 {
-	for (size_t i = 0; i < n_table; i++)
-		fprintf(out, "  %-16s %s\n", table[i].name, table[i].summary);
+	return group ? c->group && strcmp(c->group, group) == 0 : c->group == NULL;
+}
+
+void
+pg_tool_list_commands(FILE *out, const char *group, const char *parent)
+{
+	for (size_t i = 0; i < pg_n_commands; i++)
+		if (in_group(&pg_commands[i], group))
+			fprintf(out, "  %-16s %s\n", pg_commands[i].name, pg_commands[i].summary);
 	fprintf(out, "\nRun '%s COMMAND --help' for the options of a command.\n", parent);
 }
 
 int
-pg_tool_dispatch(const char *parent, const pg_command *table, size_t n_table,
-                 int argc, char **argv)
+pg_tool_dispatch(const char *group, const char *parent, int argc, char **argv)
 {
 	char full[128];
 
 	if (argc < 1)
 		return pg_tool_usage_error(parent, "%s: a command is required", parent);
-	for (size_t i = 0; i < n_table; i++) {
-		if (strcmp(argv[0], table[i].name) != 0)
+	for (size_t i = 0; i < pg_n_commands; i++) {
+		if (!in_group(&pg_commands[i], group) || strcmp(argv[0], pg_commands[i].name) != 0)
 			continue;
-		snprintf(full, sizeof(full), "%s %s", parent, table[i].name);
+		snprintf(full, sizeof(full), "%s %s", parent, pg_commands[i].name);
 		argv[0] = full;
-		return table[i].run(argc, argv);
+		return pg_commands[i].run(argc, argv);
 	}
 	return pg_tool_usage_error(parent, "unknown command '%s'", argv[0]);
 }

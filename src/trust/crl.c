@@ -10,7 +10,7 @@
  * Once loaded it stays: libcrypto pins itself and runs its own clean-up
  * at exit.
  */
-#include "store.h"
+#include "trust-store.h"
 #include "trust-config.h"
 
 #include <openssl/evp.h>

@@ -7,7 +7,7 @@
  *
  * PEM text is dropped once decoded: entries view the decoded DER blocks.
  */
-#include "store.h"
+#include "trust-store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
  * move between the two.
  */
 #include "nicks.h"
-#include "store.h"
+#include "trust-store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

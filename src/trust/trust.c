@@ -17,7 +17,7 @@
  *   usage; key usages follow keyUsage; purposes not listed in a
  *   restriction or reject list are TRUST_UNKNOWN.
  */
-#include "store.h"
+#include "trust-store.h"
 
 #include <stdlib.h>
 #include <string.h>

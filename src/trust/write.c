@@ -7,7 +7,7 @@
  * object alone. p11-kit's trust module reads these files too; it accepts
  * creating only certificates and extensions itself.
  */
-#include "store.h"
+#include "trust-store.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -119,7 +119,7 @@ file_name(char *out, size_t size, const unsigned char *label, size_t len, const 
 
 /* Writes text into a new file NAME.p11-kit (NAME.N.p11-kit if taken). */
 static CK_RV
-write_new(pg_store *s, const char *name, pg_buf *buf, char *path, size_t size)
+write_new(pg_tstore *s, const char *name, pg_buf *buf, char *path, size_t size)
 {
 	size_t len;
 	char *text = pg_buf_steal(buf, &len);
@@ -129,9 +129,9 @@ write_new(pg_store *s, const char *name, pg_buf *buf, char *path, size_t size)
 		return CKR_HOST_MEMORY;
 	for (int i = 0; i < 1000 && fd < 0; i++) {
 		if (i == 0)
-			snprintf(path, size, "%s/%s.p11-kit", pg_store_path(s), name);
+			snprintf(path, size, "%s/%s.p11-kit", pg_tstore_path(s), name);
 		else
-			snprintf(path, size, "%s/%s.%d.p11-kit", pg_store_path(s), name, i);
+			snprintf(path, size, "%s/%s.%d.p11-kit", pg_tstore_path(s), name, i);
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0 && errno != EEXIST)
 			break;
@@ -374,10 +374,10 @@ assertion(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
 
 /* The object read from the file at path (the first, as each holds one). */
 static bool
-object_of(pg_store *s, const char *path, size_t *index)
+object_of(pg_tstore *s, const char *path, size_t *index)
 {
-	for (size_t i = 0; i < pg_store_count(s); i++) {
-		const pg_object *o = pg_store_object(s, i);
+	for (size_t i = 0; i < pg_tstore_count(s); i++) {
+		const pg_object *o = pg_tstore_object(s, i);
 		if (o->entry && (o->kind == PG_OBJ_CERT || o->kind == PG_OBJ_EXT ||
 		                 o->kind == PG_OBJ_STORED || o->kind == PG_OBJ_REV_CERT) &&
 		    strcmp(o->entry->origin, path) == 0) {
@@ -389,7 +389,7 @@ object_of(pg_store *s, const char *path, size_t *index)
 }
 
 CK_RV
-pg_store_create(pg_store *s, const CK_ATTRIBUTE *attrs, CK_ULONG n, size_t *index)
+pg_tstore_create(pg_tstore *s, const CK_ATTRIBUTE *attrs, CK_ULONG n, size_t *index)
 {
 	tmpl t = { attrs, n };
 	CK_ULONG klass;
@@ -398,7 +398,7 @@ pg_store_create(pg_store *s, const CK_ATTRIBUTE *attrs, CK_ULONG n, size_t *inde
 	char name[80], path[4200];
 	CK_RV rv;
 
-	if (!pg_store_writable(s))
+	if (!pg_tstore_writable(s))
 		return CKR_TOKEN_WRITE_PROTECTED;
 	if (!get(&t, CKA_CLASS))
 		return CKR_TEMPLATE_INCOMPLETE;
@@ -429,21 +429,21 @@ pg_store_create(pg_store *s, const CK_ATTRIBUTE *attrs, CK_ULONG n, size_t *inde
 	pg_buf_clear(&buf);
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_refresh(s);
+	pg_tstore_refresh(s);
 	if (!object_of(s, path, index))
 		return CKR_GENERAL_ERROR;
 	return CKR_OK;
 }
 
 CK_RV
-pg_store_destroy(pg_store *s, size_t index)
+pg_tstore_destroy(pg_tstore *s, size_t index)
 {
-	const pg_object *o = pg_store_object(s, index);
+	const pg_object *o = pg_tstore_object(s, index);
 	const pg_source *src;
 	const char *origin;
-	size_t plen = strlen(pg_store_path(s)), certs = 0;
+	size_t plen = strlen(pg_tstore_path(s)), certs = 0;
 
-	if (!pg_store_writable(s))
+	if (!pg_tstore_writable(s))
 		return CKR_TOKEN_WRITE_PROTECTED;
 	/* Generated objects (NSS trust, assertions, ...) follow their
 	 * certificate; only what a file holds can go. */
@@ -453,8 +453,8 @@ pg_store_destroy(pg_store *s, size_t index)
 		return CKR_ACTION_PROHIBITED;
 	origin = o->entry->origin;
 	/* Only files inside this token's directory, holding this object alone. */
-	if (strncmp(origin, pg_store_path(s), plen) != 0 || origin[plen] != '/' ||
-	    strchr(origin + plen + 1, '/') != NULL || (src = pg_store_source_of(s, o->entry)) == NULL)
+	if (strncmp(origin, pg_tstore_path(s), plen) != 0 || origin[plen] != '/' ||
+	    strchr(origin + plen + 1, '/') != NULL || (src = pg_tstore_source_of(s, o->entry)) == NULL)
 		return CKR_ACTION_PROHIBITED;
 	for (size_t i = 0; i < src->n_entries; i++)
 		certs += src->entries[i].kind == PG_ENTRY_CERT;
@@ -463,6 +463,6 @@ pg_store_destroy(pg_store *s, size_t index)
 		return CKR_ACTION_PROHIBITED;
 	if (unlink(origin) != 0)
 		return CKR_DEVICE_ERROR;
-	pg_store_refresh(s);
+	pg_tstore_refresh(s);
 	return CKR_OK;
 }

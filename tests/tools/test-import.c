@@ -1,5 +1,5 @@
 /*
- * The readers of `p11glue import` (src/tools/import-*.c, bcrypt-pbkdf.c,
+ * The readers of `p11glue import` (src/import/import-*.c, bcrypt-pbkdf.c,
  * sshkey.c): Blowfish against libcrypto's, bcrypt_pbkdf against vectors
  * of an independent implementation, OpenSSH keys written by ssh-keygen
  * (every cipher it offers) and forged ones, and the PEM / DER / PKCS#8 /

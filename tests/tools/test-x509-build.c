@@ -1,5 +1,5 @@
 /*
- * Certificates and requests signed by a callback (src/tools/x509-build.c):
+ * Certificates and requests signed by a callback (src/import/x509-build.c):
  * distinguished names in both spellings and hostile ones, the choice of
  * signature algorithm, and certificates and requests signed by a
  * stand-in for a token (libcrypto with the key, giving what PKCS#11

@@ -6,7 +6,7 @@
  */
 #include "config.h"
 
-#include "attrs.h"
+#include "trust-attrs.h"
 #include "harness.h"
 #include "nicks.h"
 

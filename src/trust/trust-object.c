@@ -6,8 +6,8 @@
  * Checks follow PKCS#11 order: initialized, session, object, arguments,
  * then the work.
  */
-#include "attrs.h"
-#include "module.h"
+#include "trust-attrs.h"
+#include "trust-module.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@ handle_index(const pg_tm_session *s, CK_OBJECT_HANDLE h)
 	size_t index = (size_t)(h & PG_TM_OBJECT_MASK) - 1;
 
 	if ((h & ~PG_TM_OBJECT_MASK) != pg_tm.handle_base[s->token] ||
-	    index >= pg_store_count(pg_tm.stores[s->token]))
+	    index >= pg_tstore_count(pg_tm.stores[s->token]))
 		return SIZE_MAX;
 	return index;
 }
@@ -125,9 +125,9 @@ pg_tm_C_FindObjectsInit(CK_SESSION_HANDLE hSession, CK_ATTRIBUTE_PTR pTemplate, 
 	else {
 		size_t token = s->token;
 		/* Files are checked when a search starts, not on every read. */
-		if (pg_store_refresh(pg_tm.stores[token]))
+		if (pg_tstore_refresh(pg_tm.stores[token]))
 			pg_tm_set_generation(token, pg_tm.generation[token] + 1);
-		if (!pg_store_find(pg_tm.stores[token], pTemplate, ulCount, &s->found, &s->n_found)) {
+		if (!pg_tstore_find(pg_tm.stores[token], pTemplate, ulCount, &s->found, &s->n_found)) {
 			pg_tm_end_find(s);
 			rv = CKR_HOST_MEMORY;
 		} else {
@@ -203,7 +203,7 @@ pg_tm_C_CreateObject(CK_SESSION_HANDLE hSession, CK_ATTRIBUTE_PTR pTemplate, CK_
 		rv = CKR_SESSION_READ_ONLY;
 	else {
 		size_t token = s->token, index = 0;
-		rv = pg_store_create(pg_tm.stores[token], pTemplate, ulCount, &index);
+		rv = pg_tstore_create(pg_tm.stores[token], pTemplate, ulCount, &index);
 		if (rv == CKR_OK) {
 			pg_tm_set_generation(token, pg_tm.generation[token] + 1);
 			*phObject = object_handle(token, index);
@@ -232,7 +232,7 @@ pg_tm_C_DestroyObject(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject)
 		rv = CKR_SESSION_READ_ONLY;
 	else {
 		size_t token = s->token;
-		rv = pg_store_destroy(pg_tm.stores[token], index);
+		rv = pg_tstore_destroy(pg_tm.stores[token], index);
 		if (rv == CKR_OK)
 			pg_tm_set_generation(token, pg_tm.generation[token] + 1);
 	}

@@ -1,5 +1,5 @@
 /*
- * PKCS#11 key attributes from libcrypto keys, and back (store-tool.h).
+ * PKCS#11 key attributes from libcrypto keys, and back (keys.h).
  * Attribute forms follow the PKCS#11 3.0 current mechanisms
  * specification: RSA (2.1.2, 2.1.3), EC (2.3.3, 2.3.4: CKA_EC_PARAMS the
  * DER of the curve's OID, CKA_EC_POINT the DER of an OCTET STRING holding
@@ -8,7 +8,7 @@
  */
 #include "config.h"
 
-#include "store-tool.h"
+#include "keys.h"
 #include "import.h"
 #include "x509-build.h"
 
@@ -16,6 +16,7 @@
 #include <openssl/core_names.h>
 #include <openssl/objects.h>
 #include <openssl/param_build.h>
+#include <openssl/x509v3.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -415,4 +416,74 @@ pg_keytoken_public_key(pg_keytoken *kt, CK_OBJECT_HANDLE obj, const char **why)
 		return ec_public(kt, obj, why);
 	*why = "unsupported key type";
 	return NULL;
+}
+
+/* Adds a DER encoding made by i2d to t. */
+#define ADD_DER(t, type, i2d, obj)                                  \
+	do {                                                            \
+		unsigned char *der_ = NULL;                                 \
+		int len_ = i2d(obj, &der_);                                 \
+		if (len_ <= 0)                                              \
+			(t)->failed = true;                                     \
+		else                                                        \
+			pg_tmpl_add(t, type, der_, (size_t)len_);               \
+		OPENSSL_free(der_);                                         \
+	} while (0)
+
+void
+pg_cert_template(pg_tmpl *t, X509 *cert, const char *label, const unsigned char *id, size_t id_len,
+                 bool leaf)
+{
+	CK_ULONG category = leaf ? CK_CERTIFICATE_CATEGORY_TOKEN_USER
+	                         : X509_check_ca(cert) > 0 ? CK_CERTIFICATE_CATEGORY_AUTHORITY
+	                                                   : CK_CERTIFICATE_CATEGORY_UNSPECIFIED;
+
+	pg_tmpl_add_ulong(t, CKA_CLASS, CKO_CERTIFICATE);
+	pg_tmpl_add_ulong(t, CKA_CERTIFICATE_TYPE, CKC_X_509);
+	pg_tmpl_add_bool(t, CKA_TOKEN, true);
+	pg_tmpl_add_bool(t, CKA_PRIVATE, false);
+	pg_tmpl_add_ulong(t, CKA_CERTIFICATE_CATEGORY, category);
+	if (label != NULL)
+		pg_tmpl_add(t, CKA_LABEL, label, strlen(label));
+	pg_tmpl_add(t, CKA_ID, id, id_len);
+	ADD_DER(t, CKA_SUBJECT, i2d_X509_NAME, X509_get_subject_name(cert));
+	ADD_DER(t, CKA_ISSUER, i2d_X509_NAME, X509_get_issuer_name(cert));
+	ADD_DER(t, CKA_SERIAL_NUMBER, i2d_ASN1_INTEGER, X509_get0_serialNumber(cert));
+	ADD_DER(t, CKA_VALUE, i2d_X509, cert);
+	if (X509_get0_pubkey(cert) != NULL)
+		ADD_DER(t, CKA_PUBLIC_KEY_INFO, i2d_PUBKEY, X509_get0_pubkey(cert));
+}
+
+void
+pg_key_templates(pg_tmpl *pub, pg_tmpl *priv, EVP_PKEY *key, const char *label,
+                 const unsigned char *id, size_t id_len, X509 *leaf)
+{
+	const pg_key_kind *kind = pg_key_kind_of(key);
+
+	if (!pg_key_values(key, pub, priv)) {
+		pub->failed = true;
+		return;
+	}
+	for (int i = 0; i < 2; i++) {
+		pg_tmpl *t = i == 0 ? pub : priv;
+		pg_tmpl_add_bool(t, CKA_TOKEN, true);
+		pg_tmpl_add(t, CKA_LABEL, label, strlen(label));
+		pg_tmpl_add(t, CKA_ID, id, id_len);
+		if (leaf != NULL)
+			ADD_DER(t, CKA_SUBJECT, i2d_X509_NAME, X509_get_subject_name(leaf));
+	}
+	pg_tmpl_add_bool(pub, CKA_PRIVATE, false);
+	pg_tmpl_add_bool(pub, CKA_VERIFY, true);
+	pg_tmpl_add_bool(priv, CKA_PRIVATE, true);
+	pg_tmpl_add_bool(priv, CKA_SENSITIVE, true);
+	pg_tmpl_add_bool(priv, CKA_EXTRACTABLE, false);
+	pg_tmpl_add_bool(priv, CKA_SIGN, true);
+	if (kind->key_type == CKK_RSA) {
+		pg_tmpl_add_bool(pub, CKA_ENCRYPT, true);
+		pg_tmpl_add_bool(pub, CKA_WRAP, true);
+		pg_tmpl_add_bool(priv, CKA_DECRYPT, true);
+		pg_tmpl_add_bool(priv, CKA_UNWRAP, true);
+	} else if (kind->key_type == CKK_EC) {
+		pg_tmpl_add_bool(priv, CKA_DERIVE, true);
+	}
 }

@@ -6,8 +6,8 @@
  */
 #include "config.h"
 
-#include "trust.h"
-#include "store.h"
+#include "trust-tool.h"
+#include "trust-store.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>

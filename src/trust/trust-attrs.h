@@ -1,5 +1,5 @@
 /*
- * Attribute lookup for the trust module's objects (attrs.c): attribute
+ * Attribute lookup for the trust module's objects (trust-attrs.c): attribute
  * types as small dense codes, and which codes each kind of object can
  * answer, so that the attribute-read path refuses most absent attributes
  * without a call. Tables only: thread-safe.
@@ -7,7 +7,7 @@
 #ifndef PG_TRUST_ATTRS_H
 #define PG_TRUST_ATTRS_H
 
-#include "store.h"
+#include "trust-store.h"
 
 #include <stdint.h>
 

@@ -145,9 +145,9 @@ typedef struct {
 
 #define PG_STORE_KEYS 9
 
-/* A token's store. Its fields are store.c's; they are here only so that
+/* A token's store. Its fields are trust-store.c's; they are here only so that
  * the object accessors below can be inline (the attribute-read path). */
-typedef struct pg_store {
+typedef struct pg_tstore {
 	char *path;
 	char label[33];
 	bool is_dir;
@@ -160,43 +160,43 @@ typedef struct pg_store {
 	size_t n_objects, cap_objects;
 	pg_index_slot *index[PG_STORE_KEYS];
 	size_t n_index[PG_STORE_KEYS];
-} pg_store;
+} pg_tstore;
 
 /*
  * A store for one path (a file or a directory with anchors/, blocklist/,
- * crls/). Nothing is read until pg_store_refresh.
+ * crls/). Nothing is read until pg_tstore_refresh.
  */
-pg_store *pg_store_new(const char *path);
-void pg_store_free(pg_store *store);
+pg_tstore *pg_tstore_new(const char *path);
+void pg_tstore_free(pg_tstore *store);
 
 /*
  * Brings the objects up to date with the files: sources whose mtime or
  * size changed are read again, others kept. Returns true when the object
  * list was rebuilt (handles from before are then invalid).
  */
-bool pg_store_refresh(pg_store *store);
+bool pg_tstore_refresh(pg_tstore *store);
 
-const char *pg_store_path(const pg_store *store);
+const char *pg_tstore_path(const pg_tstore *store);
 /* "System Trust", "Default Trust" or the path's last component. */
-const char *pg_store_label(const pg_store *store);
+const char *pg_tstore_label(const pg_tstore *store);
 /* A directory that we may write to (not under /usr except /usr/local). */
-bool pg_store_writable(const pg_store *store);
+bool pg_tstore_writable(const pg_tstore *store);
 
 static inline size_t
-pg_store_count(const pg_store *store)
+pg_tstore_count(const pg_tstore *store)
 {
 	return store->n_objects;
 }
 
 /* The object at index, or NULL past the end. */
 static inline pg_object *
-pg_store_object(pg_store *store, size_t index)
+pg_tstore_object(pg_tstore *store, size_t index)
 {
 	return index < store->n_objects ? &store->objects[index] : NULL;
 }
 
 /* The source that holds an entry, or NULL (revocations from CRLs). */
-const pg_source *pg_store_source_of(const pg_store *store, const pg_entry *e);
+const pg_source *pg_tstore_source_of(const pg_tstore *store, const pg_entry *e);
 
 /*
  * The value of one attribute of an object (valid until the next
@@ -219,7 +219,7 @@ pg_object_attr(pg_object *obj, CK_ATTRIBUTE_TYPE type, const void **value, CK_UL
  * Objects matching a template: appends their indexes to *out (grown with
  * realloc). Uses an index when the template has an indexed attribute.
  */
-bool pg_store_find(pg_store *store, const CK_ATTRIBUTE *tmpl, CK_ULONG n,
+bool pg_tstore_find(pg_tstore *store, const CK_ATTRIBUTE *tmpl, CK_ULONG n,
                    size_t **out, size_t *n_out) PG_MUST_CHECK;
 
 /*
@@ -228,12 +228,12 @@ bool pg_store_find(pg_store *store, const CK_ATTRIBUTE *tmpl, CK_ULONG n,
  * stapled extension, an NSS trust object or a trust assertion. The store
  * is refreshed; *index gets the new object. Errors as CK_RV.
  */
-CK_RV pg_store_create(pg_store *store, const CK_ATTRIBUTE *tmpl, CK_ULONG n, size_t *index);
+CK_RV pg_tstore_create(pg_tstore *store, const CK_ATTRIBUTE *tmpl, CK_ULONG n, size_t *index);
 /* Removes the file that holds the object (when it holds only that). */
-CK_RV pg_store_destroy(pg_store *store, size_t index);
+CK_RV pg_tstore_destroy(pg_tstore *store, size_t index);
 
 /* ---------------------------------------------------------------------------
- * Entries (entry.c): digests on demand, derived fields.
+ * Entries (trust-entry.c): digests on demand, derived fields.
  */
 
 const unsigned char *pg_entry_sha1(pg_entry *e);

@@ -1,8 +1,8 @@
 /*
  * `p11glue setup` and `p11glue status`: configuring other programs to use
- * p11glue's modules. Each program is a target, one file each
- * (setup-gnupg.c ...), known to the commands through the table in
- * cmd-setup.c; a target describes itself, plans its changes (or their
+ * p11glue's modules. Each program is a target, one file each under
+ * targets/ (targets/gnupg.c ...), known to the commands through
+ * pg_setup_targets (a new target is a file and a line there); a target describes itself, plans its changes (or their
  * undoing) as edits of configuration files, applies a plan and reports
  * its status. This file's helpers do the file work the targets share:
  * blocks of lines marked as p11glue's inside files that are otherwise the
@@ -12,7 +12,9 @@
 #ifndef PG_SETUP_H
 #define PG_SETUP_H
 
-#include "tool.h"
+#include "common.h"
+
+#include <stdio.h>
 
 #include <sys/types.h>
 
@@ -77,6 +79,10 @@ extern const pg_setup_target pg_setup_modules;
 extern const pg_setup_target pg_setup_nss;
 extern const pg_setup_target pg_setup_ssh;
 extern const pg_setup_target pg_setup_openssl;
+
+/* Every target, in the order a set-up of all of them runs (setup.c). */
+#define PG_SETUP_N_TARGETS 5
+extern const pg_setup_target *const pg_setup_targets[PG_SETUP_N_TARGETS];
 
 /* ---------------------------------------------------------------------------
  * Helpers for targets
@@ -172,9 +178,5 @@ char *pg_setup_path(const pg_setup_env *env, const char *system_file, const char
 
 /* True when text has target's block (a complete one). */
 bool pg_setup_has_block(const char *text, const char *target);
-
-/* Commands (cmd-setup.c). */
-int pg_cmd_setup(int argc, char **argv);
-int pg_cmd_status(int argc, char **argv);
 
 #endif /* PG_SETUP_H */

@@ -1,6 +1,6 @@
 /*
- * The trust module's shared state (module.c: library, slots, sessions;
- * object.c: objects and searches). Everything below is guarded by
+ * The trust module's shared state (trust-module.c: library, slots, sessions;
+ * trust-object.c: objects and searches). Everything below is guarded by
  * pg_tm.lock but `initialized`, which is atomic so that entry points can
  * refuse early without the lock.
  */
@@ -8,7 +8,7 @@
 #define PG_TRUST_MODULE_H
 
 #include "lock.h"
-#include "store.h"
+#include "trust-store.h"
 
 #include <limits.h>
 #include <stdatomic.h>
@@ -47,7 +47,7 @@ typedef struct {
 typedef struct {
 	pg_lock lock;
 	atomic_bool initialized;
-	pg_store *stores[PG_TM_MAX_TOKENS];
+	pg_tstore *stores[PG_TM_MAX_TOKENS];
 	unsigned long generation[PG_TM_MAX_TOKENS];   /* bumped when a store is rebuilt */
 	CK_ULONG handle_base[PG_TM_MAX_TOKENS];       /* object handles' bits above the index */
 	size_t n_stores;
@@ -94,7 +94,7 @@ pg_tm_set_generation(size_t token, unsigned long generation)
 #endif
 }
 
-/* Object entry points (object.c). */
+/* Object entry points (trust-object.c). */
 CK_RV pg_tm_C_GetAttributeValue(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject,
                                 CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount);
 CK_RV pg_tm_C_FindObjectsInit(CK_SESSION_HANDLE hSession, CK_ATTRIBUTE_PTR pTemplate,

@@ -14,7 +14,7 @@
 
 #include "conf.h"
 #include "interfaces.h"
-#include "module.h"
+#include "trust-module.h"
 #include "pkcs11-calls.h"
 
 #include <stdio.h>
@@ -47,7 +47,7 @@ add_paths(const char *list)
 	for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
 		if (*p == 0 || pg_tm.n_stores == PG_TM_MAX_TOKENS)
 			continue;
-		if ((pg_tm.stores[pg_tm.n_stores] = pg_store_new(p)) == NULL) {
+		if ((pg_tm.stores[pg_tm.n_stores] = pg_tstore_new(p)) == NULL) {
 			free(copy);
 			return false;
 		}
@@ -136,7 +136,7 @@ tm_C_Initialize(CK_VOID_PTR pInitArgs)
 		paths = configured_paths();
 	if (!add_paths(paths ? paths : P11GLUE_TRUST_PATHS)) {
 		for (size_t i = 0; i < pg_tm.n_stores; i++)
-			pg_store_free(pg_tm.stores[i]);
+			pg_tstore_free(pg_tm.stores[i]);
 		pg_tm.n_stores = 0;
 		rv = CKR_HOST_MEMORY;
 		goto out;
@@ -176,7 +176,7 @@ tm_C_Finalize(CK_VOID_PTR pReserved)
 	pg_tm.sessions = NULL;
 	pg_tm.n_sessions = 0;
 	for (size_t i = 0; i < pg_tm.n_stores; i++)
-		pg_store_free(pg_tm.stores[i]);
+		pg_tstore_free(pg_tm.stores[i]);
 	pg_tm.n_stores = 0;
 out:
 	pg_lock_release(&pg_tm.lock);
@@ -209,7 +209,7 @@ tm_C_GetInfo(CK_INFO_PTR pInfo)
  */
 
 /* The store of a slot, or NULL. Lock held. */
-static pg_store *
+static pg_tstore *
 slot_store(CK_SLOT_ID slot)
 {
 	if (slot < PG_TM_SLOT_BASE || slot - PG_TM_SLOT_BASE >= pg_tm.n_stores)
@@ -240,7 +240,7 @@ tm_C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR p
 static CK_RV
 tm_C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
 {
-	pg_store *s;
+	pg_tstore *s;
 	CK_RV rv = CKR_OK;
 
 	if (!pg_tm_ready())
@@ -252,7 +252,7 @@ tm_C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
 		rv = CKR_ARGUMENTS_BAD;
 	else {
 		memset(pInfo, 0, sizeof(*pInfo));
-		pad(pInfo->slotDescription, sizeof(pInfo->slotDescription), pg_store_path(s));
+		pad(pInfo->slotDescription, sizeof(pInfo->slotDescription), pg_tstore_path(s));
 		pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
 		pInfo->flags = CKF_TOKEN_PRESENT;
 		pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
@@ -264,7 +264,7 @@ tm_C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
 static CK_RV
 tm_C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
 {
-	pg_store *s;
+	pg_tstore *s;
 	CK_RV rv = CKR_OK;
 
 	if (!pg_tm_ready())
@@ -276,11 +276,11 @@ tm_C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
 		rv = CKR_ARGUMENTS_BAD;
 	else {
 		memset(pInfo, 0, sizeof(*pInfo));
-		pad(pInfo->label, sizeof(pInfo->label), pg_store_label(s));
+		pad(pInfo->label, sizeof(pInfo->label), pg_tstore_label(s));
 		pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
 		pad(pInfo->model, sizeof(pInfo->model), "p11glue trust");
 		pad(pInfo->serialNumber, sizeof(pInfo->serialNumber), "1");
-		pInfo->flags = CKF_TOKEN_INITIALIZED | (pg_store_writable(s) ? 0 : CKF_WRITE_PROTECTED);
+		pInfo->flags = CKF_TOKEN_INITIALIZED | (pg_tstore_writable(s) ? 0 : CKF_WRITE_PROTECTED);
 		pInfo->ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
 		pInfo->ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;
 		pInfo->ulMaxPinLen = pInfo->ulMinPinLen = 0;

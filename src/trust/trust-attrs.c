@@ -12,7 +12,7 @@
  * attribute type is first turned into a small dense code and each kind
  * of object answers with one jump table.
  */
-#include "attrs.h"
+#include "trust-attrs.h"
 
 
 #include <string.h>

@@ -5,7 +5,7 @@
  */
 #include "config.h"
 
-#include "trust.h"
+#include "trust-tool.h"
 
 #include <p11glue/p11glue.h>
 
@@ -528,4 +528,20 @@ pg_trust_selected(const pg_tcert *c, int filter, const p11glue_uri *uri, const c
 	/* A purpose its trust rejects is no use of it (p11-kit's commands
 	 * list and extract it anyway). */
 	return !(c->trusted && pg_oid_list_has(&c->rejects, purpose));
+}
+
+const char *
+pg_trust_purpose_oid(const char *name)
+{
+	if (strcmp(name, "server-auth") == 0)
+		return "1.3.6.1.5.5.7.3.1";
+	if (strcmp(name, "client-auth") == 0)
+		return "1.3.6.1.5.5.7.3.2";
+	if (strcmp(name, "email") == 0 || strcmp(name, "email-protection") == 0)
+		return "1.3.6.1.5.5.7.3.4";
+	if (strcmp(name, "code-signing") == 0)
+		return "1.3.6.1.5.5.7.3.3";
+	if (strspn(name, "0123456789.") == strlen(name) && strchr(name, '.'))
+		return name;
+	return NULL;
 }

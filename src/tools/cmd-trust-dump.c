@@ -8,7 +8,8 @@
 #include "config.h"
 
 #include "nicks.h"
-#include "trust.h"
+#include "tool.h"
+#include "trust-tool.h"
 
 #include <p11glue/p11glue.h>
 
@@ -158,7 +159,7 @@ dump_help(FILE *out)
 }
 
 int
-pg_trust_dump(int argc, char **argv)
+pg_cmd_trust_dump(int argc, char **argv)
 {
 	static const struct option options[] = {
 		{ "filter", required_argument, NULL, 'F' },

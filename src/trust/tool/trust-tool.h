@@ -1,12 +1,16 @@
 /*
- * `p11glue trust`: the trust decisions of every trust-policy module,
- * merged ("distrust wins"), listed and extracted in p11-kit's formats.
+ * What `p11glue trust` works on, without its command line: the trust
+ * decisions of every trust-policy module, loaded and merged ("distrust
+ * wins", load.c), selected by filter and purpose, and extracted in
+ * p11-kit's formats (extract.c).
  */
 #ifndef PG_TOOL_TRUST_H
 #define PG_TOOL_TRUST_H
 
-#include "store.h"
-#include "tool.h"
+#include "trust-store.h"
+#include "common.h"
+
+#include <p11glue/p11glue.h>
 
 #include <p11glue/pkcs11x.h>
 
@@ -86,22 +90,14 @@ void pg_trust_clear(pg_trust_set *set);
 bool pg_trust_selected(const pg_tcert *c, int filter, const p11glue_uri *uri,
                        const char *purpose);
 
-/* Extraction (trust-extract.c); returns an exit code. */
+/* Extraction (extract.c); returns an exit code. */
 int pg_trust_extract(const pg_trust_set *set, const char *format, int filter,
                      const p11glue_uri *uri, const char *purpose, const char *dest,
                      bool overwrite, bool comment);
 
-int pg_cmd_trust(int argc, char **argv);
-
-/* trust dump [--filter=all|pkcs11:URI] (trust-dump.c). */
-int pg_trust_dump(int argc, char **argv);
-
 /* The dotted OID of a purpose name (server-auth, client-auth, email,
  * code-signing) or of a dotted OID given as is; NULL if neither. */
 const char *pg_trust_purpose_oid(const char *name);
-
-/* trust check (trust-check.c): every consumer's view against the trust. */
-int pg_trust_cmd_check(int argc, char **argv);
 
 /* Is the file valid persistence format (at least one object)? */
 bool pg_trust_check_persist(const char *path);

@@ -3,7 +3,7 @@
  * size did not change, applying CRLs, deciding trust (trust.c), and the
  * object list with its indexes.
  */
-#include "store.h"
+#include "trust-store.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,10 +24,10 @@ static const CK_ATTRIBUTE_TYPE index_keys[PG_STORE_KEYS] = {
 };
 #define N_KEYS PG_STORE_KEYS
 
-pg_store *
-pg_store_new(const char *path)
+pg_tstore *
+pg_tstore_new(const char *path)
 {
-	pg_store *s = calloc(1, sizeof(*s));
+	pg_tstore *s = calloc(1, sizeof(*s));
 	size_t len;
 	const char *base;
 	struct stat st;
@@ -55,7 +55,7 @@ pg_store_new(const char *path)
 }
 
 static void
-clear_objects(pg_store *s)
+clear_objects(pg_tstore *s)
 {
 	for (size_t i = 0; i < s->n_revoked; i++)
 		pg_entry_clear(&s->revoked[i]);
@@ -73,7 +73,7 @@ clear_objects(pg_store *s)
 }
 
 void
-pg_store_free(pg_store *s)
+pg_tstore_free(pg_tstore *s)
 {
 	if (s == NULL)
 		return;
@@ -88,19 +88,19 @@ pg_store_free(pg_store *s)
 }
 
 const char *
-pg_store_path(const pg_store *s)
+pg_tstore_path(const pg_tstore *s)
 {
 	return s->path;
 }
 
 const char *
-pg_store_label(const pg_store *s)
+pg_tstore_label(const pg_tstore *s)
 {
 	return s->label;
 }
 
 bool
-pg_store_writable(const pg_store *s)
+pg_tstore_writable(const pg_tstore *s)
 {
 	struct stat st;
 
@@ -111,7 +111,7 @@ pg_store_writable(const pg_store *s)
 }
 
 const pg_source *
-pg_store_source_of(const pg_store *s, const pg_entry *e)
+pg_tstore_source_of(const pg_tstore *s, const pg_entry *e)
 {
 	for (size_t i = 0; i < s->n_sources; i++) {
 		const pg_source *src = &s->sources[i];
@@ -127,7 +127,7 @@ pg_store_source_of(const pg_store *s, const pg_entry *e)
  */
 
 static pg_source *
-find_source(pg_store *s, const char *path)
+find_source(pg_tstore *s, const char *path)
 {
 	for (size_t i = 0; i < s->n_sources; i++)
 		if (strcmp(s->sources[i].path, path) == 0)
@@ -166,7 +166,7 @@ read_file(const char *path, unsigned char **data, size_t *len, struct stat *st)
 
 /* Looks at one file (st: its stat); returns true when something changed. */
 static bool
-scan_file(pg_store *s, const char *path, struct stat st, int trust, bool *oom)
+scan_file(pg_tstore *s, const char *path, struct stat st, int trust, bool *oom)
 {
 	pg_source *src = find_source(s, path), *grown;
 	unsigned char *data;
@@ -212,7 +212,7 @@ scan_file(pg_store *s, const char *path, struct stat st, int trust, bool *oom)
 
 /* Files of one directory in the order the directory lists them. */
 static bool
-scan_dir(pg_store *s, const char *dir, int trust, bool *oom)
+scan_dir(pg_tstore *s, const char *dir, int trust, bool *oom)
 {
 	DIR *d = opendir(dir);
 	struct dirent *de;
@@ -235,7 +235,7 @@ scan_dir(pg_store *s, const char *dir, int trust, bool *oom)
 }
 
 static bool
-scan(pg_store *s, bool *oom)
+scan(pg_tstore *s, bool *oom)
 {
 	bool changed = false;
 	char sub[4096];
@@ -277,7 +277,7 @@ scan(pg_store *s, bool *oom)
  */
 
 static bool
-push(pg_store *s, int kind, pg_entry *e, unsigned purpose, unsigned list)
+push(pg_tstore *s, int kind, pg_entry *e, unsigned purpose, unsigned list)
 {
 	if (s->n_objects == s->cap_objects) {
 		size_t cap = s->cap_objects ? s->cap_objects * 2 : 256;
@@ -293,7 +293,7 @@ push(pg_store *s, int kind, pg_entry *e, unsigned purpose, unsigned list)
 }
 
 static pg_entry *
-add_revoked(pg_store *s, const pg_span *issuer, const pg_span *serial, const char *origin)
+add_revoked(pg_tstore *s, const pg_span *issuer, const pg_span *serial, const char *origin)
 {
 	pg_entry *grown, *e;
 
@@ -317,7 +317,7 @@ add_revoked(pg_store *s, const pg_span *issuer, const pg_span *serial, const cha
 }
 
 static bool
-add_crl_entry(pg_store *s, const pg_span *der, const pg_span *issuer, const char *origin)
+add_crl_entry(pg_tstore *s, const pg_span *der, const pg_span *issuer, const char *origin)
 {
 	pg_entry *e = add_revoked(s, issuer, issuer, origin);
 
@@ -335,7 +335,7 @@ add_crl_entry(pg_store *s, const pg_span *der, const pg_span *issuer, const char
 
 /* Verified CRLs become revocations (issuer + serial) and CRL objects. */
 static bool
-apply_crls(pg_store *s, pg_entry **certs, size_t n_certs)
+apply_crls(pg_tstore *s, pg_entry **certs, size_t n_certs)
 {
 	const pg_cert **list = malloc((n_certs ? n_certs : 1) * sizeof(*list));
 	long long now = (long long)time(NULL);
@@ -404,7 +404,7 @@ distrusted_key(const pg_entry *e, pg_span *key)
 }
 
 static bool
-decide(pg_store *s)
+decide(pg_tstore *s)
 {
 	entry_list certs = { 0 }, exts = { 0 }, revoked = { 0 };
 	pg_span *keys = NULL;
@@ -467,7 +467,7 @@ span_eq(const pg_span *a, const pg_attr *b)
 /* A stored NSS trust object for this certificate replaces ours (as with
  * p11-kit, one matching issuer, serial and any SHA-1 given). */
 static void
-mark_stored_nss(pg_store *s)
+mark_stored_nss(pg_tstore *s)
 {
 	for (size_t i = 0; i < s->n_sources; i++)
 		for (size_t j = 0; j < s->sources[i].n_entries; j++) {
@@ -494,7 +494,7 @@ mark_stored_nss(pg_store *s)
  * (p11-kit's rules: rejected purposes, then all if distrusted, then the
  * anchored purposes of a trusted authority). */
 static bool
-push_cert_objects(pg_store *s, pg_entry *e)
+push_cert_objects(pg_tstore *s, pg_entry *e)
 {
 	bool ok = push(s, PG_OBJ_CERT, e, 0, 0);
 
@@ -519,7 +519,7 @@ push_cert_objects(pg_store *s, pg_entry *e)
 }
 
 static bool
-push_revoked_objects(pg_store *s, pg_entry *e)
+push_revoked_objects(pg_tstore *s, pg_entry *e)
 {
 	bool ok = push(s, PG_OBJ_REV_CERT, e, 0, 0) && push(s, PG_OBJ_REV_NSS, e, 0, 0);
 
@@ -529,7 +529,7 @@ push_revoked_objects(pg_store *s, pg_entry *e)
 }
 
 static bool
-build(pg_store *s)
+build(pg_tstore *s)
 {
 	bool ok;
 
@@ -565,7 +565,7 @@ build(pg_store *s)
 }
 
 bool
-pg_store_refresh(pg_store *s)
+pg_tstore_refresh(pg_tstore *s)
 {
 	bool oom = false, changed = scan(s, &oom);
 
@@ -624,7 +624,7 @@ cmp_slot(const void *a, const void *b)
 }
 
 static bool
-build_index(pg_store *s, size_t k)
+build_index(pg_tstore *s, size_t k)
 {
 	pg_index_slot *idx = malloc((s->n_objects ? s->n_objects : 1) * sizeof(*idx));
 	size_t n = 0;
@@ -689,7 +689,7 @@ pick_key(const CK_ATTRIBUTE *t, CK_ULONG n, size_t *k, uint64_t *h)
 }
 
 bool
-pg_store_find(pg_store *s, const CK_ATTRIBUTE *t, CK_ULONG n, size_t **out, size_t *n_out)
+pg_tstore_find(pg_tstore *s, const CK_ATTRIBUTE *t, CK_ULONG n, size_t **out, size_t *n_out)
 {
 	size_t lo = 0, hi = s->n_objects, k = 0, *grown;
 	uint64_t h = 0;

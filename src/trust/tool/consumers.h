@@ -1,7 +1,7 @@
 /*
  * `p11glue trust check`: how each consumer of the trust decides, read
- * from the artefacts that consumer reads (trust-consumers.c), and the
- * comparison with the configured trust (trust-check.c).
+ * from the artefacts that consumer reads (consumers.c), and the
+ * comparison with the configured trust (check.c).
  *
  * Every consumer answers two questions for one purpose (a dotted OID):
  * what trust it gives a certificate itself (trust), and whether it knows
@@ -12,7 +12,7 @@
 #define PG_TOOL_TRUST_CONSUMERS_H
 
 #include "java-keystore.h"
-#include "trust.h"
+#include "trust-tool.h"
 
 #include <openssl/x509.h>
 

@@ -3,14 +3,14 @@
  */
 #include "config.h"
 
-#include "tool.h"
+#include "token.h"
 #include "names.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 const char *
-pg_tool_ckr(CK_RV rv)
+pg_token_ckr(CK_RV rv)
 {
 	static __thread char buf[32];
 	const char *name = pg_name_ckr(rv);
@@ -22,7 +22,7 @@ pg_tool_ckr(CK_RV rv)
 }
 
 void
-pg_tool_print_messages(const char *text)
+pg_token_print_messages(const char *text)
 {
 	while (text && *text) {
 		size_t n = strcspn(text, "\n");
@@ -32,7 +32,7 @@ pg_tool_print_messages(const char *text)
 }
 
 bool
-pg_tool_parse_uri(const char *text, p11glue_uri **uri)
+pg_token_parse_uri(const char *text, p11glue_uri **uri)
 {
 	p11glue_uri_error error;
 	int rv = p11glue_uri_parse(text, 0, uri, &error);
@@ -45,7 +45,7 @@ pg_tool_parse_uri(const char *text, p11glue_uri **uri)
 }
 
 int
-pg_tool_open_registry(const p11glue_uri *uri, p11glue_registry **registry)
+pg_token_open_registry(const p11glue_uri *uri, p11glue_registry **registry)
 {
 	const unsigned char *path = uri ? p11glue_uri_get(uri, P11GLUE_URI_MODULE_PATH, NULL) : NULL;
 	const unsigned char *name = uri ? p11glue_uri_get(uri, P11GLUE_URI_MODULE_NAME, NULL) : NULL;
@@ -59,7 +59,7 @@ pg_tool_open_registry(const p11glue_uri *uri, p11glue_registry **registry)
 		rv = p11glue_registry_load(0, registry);
 	if (*registry != NULL) {
 		messages = p11glue_registry_messages(*registry);
-		pg_tool_print_messages(messages);
+		pg_token_print_messages(messages);
 	}
 	if (rv != P11GLUE_OK) {
 		pg_message("cannot load the modules: %s", p11glue_strerror(rv));
@@ -77,7 +77,7 @@ module_matches(const p11glue_uri *uri, p11glue_module *mod, const CK_INFO *info)
 
 	if (uri == NULL)
 		return true;
-	/* module-path selected the file already (pg_tool_open_registry). */
+	/* module-path selected the file already (pg_token_open_registry). */
 	path = p11glue_uri_get(uri, P11GLUE_URI_MODULE_PATH, NULL);
 	if (!p11glue_uri_match_module(uri, p11glue_module_name(mod),
 	                              path ? (const char *)path : NULL))
@@ -86,10 +86,10 @@ module_matches(const p11glue_uri *uri, p11glue_module *mod, const CK_INFO *info)
 }
 
 static int
-walk_module(p11glue_module *mod, const p11glue_uri *uri, pg_tool_token_func func,
+walk_module(p11glue_module *mod, const p11glue_uri *uri, pg_token_func func,
             void *data, size_t *count)
 {
-	pg_tool_token t = { .module = mod, .funcs = p11glue_module_functions(mod) };
+	pg_token t = { .module = mod, .funcs = p11glue_module_functions(mod) };
 	CK_SLOT_ID *slots = NULL;
 	CK_ULONG n = 0;
 	CK_RV rv;
@@ -104,7 +104,7 @@ walk_module(p11glue_module *mod, const p11glue_uri *uri, pg_tool_token_func func
 		rv = slots ? t.funcs->C_GetSlotList(CK_TRUE, slots, &n) : CKR_HOST_MEMORY;
 	}
 	if (rv != CKR_OK) {
-		pg_message("%s: C_GetSlotList: %s", p11glue_module_name(mod), pg_tool_ckr(rv));
+		pg_message("%s: C_GetSlotList: %s", p11glue_module_name(mod), pg_token_ckr(rv));
 		free(slots);
 		return 0;
 	}
@@ -125,8 +125,8 @@ walk_module(p11glue_module *mod, const p11glue_uri *uri, pg_tool_token_func func
 }
 
 int
-pg_tool_each_token(p11glue_registry *registry, const p11glue_uri *uri,
-                   pg_tool_token_func func, void *data, size_t *count)
+pg_token_each(p11glue_registry *registry, const p11glue_uri *uri,
+                   pg_token_func func, void *data, size_t *count)
 {
 	int status = 0;
 

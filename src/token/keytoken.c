@@ -1,10 +1,11 @@
 /*
- * The key store commands' module, token, session and PIN handling
- * (store-tool.h).
+ * One token of a module: choosing the module and the token, sessions,
+ * logins with PINs from PIN sources or a prompt, object lookups and
+ * attribute templates (token.h).
  */
 #include "config.h"
 
-#include "store-tool.h"
+#include "token.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -14,58 +15,6 @@
 
 #define STORE_MODULE "p11glue-store.so"
 #define STORE_NAME "p11glue-store"
-
-bool
-pg_store_opts_take(pg_store_opts *opts, int opt, const char *arg)
-{
-	if (opt == 'M')
-		opts->module = arg;
-	else if (opt == 'S')
-		opts->store = arg;
-	else
-		return false;
-	return true;
-}
-
-bool
-pg_store_parse_uri(const char *text, p11glue_uri **uri)
-{
-	if (text != NULL)
-		return pg_tool_parse_uri(text, uri);
-	*uri = p11glue_uri_new();
-	if (*uri == NULL)
-		pg_message("out of memory");
-	return *uri != NULL;
-}
-
-void
-pg_store_help_common(FILE *out)
-{
-	fprintf(out,
-	        "Module and token:\n"
-	        "  --module PATH   the PKCS#11 module. Without it: the URI's module-path,\n"
-	        "                  else the module registered under the URI's module-name,\n"
-	        "                  else the module registered as 'p11glue-store', else\n"
-	        "                  p11glue-store.so of the build tree this program runs from,\n"
-	        "                  else the installed " P11GLUE_MODULE_DIR "/" STORE_MODULE ".\n"
-	        "  --store DIR     the key store directory (passed to the module as\n"
-	        "                  store=DIR); default: $P11GLUE_STORE_DIR, else\n"
-	        "                  $XDG_DATA_HOME/p11glue/store, else\n"
-	        "                  ~/.local/share/p11glue/store.\n"
-	        "  URI             a PKCS#11 URI (RFC 7512) selecting the token, as\n"
-	        "                  'p11glue list-tokens' prints it (token=LABEL is usually\n"
-	        "                  enough). It may be left out when the module has one\n"
-	        "                  token.\n"
-	        "\n"
-	        "PINs: a PIN the command logs in with comes from the URI's pin-value or\n"
-	        "pin-source (pin-source=file:/path/to/file), else from a prompt on the\n"
-	        "terminal with echo off. A *-source option takes a file name or\n"
-	        "file:/path; the file must be readable by its owner only (chmod 600),\n"
-	        "and one trailing newline is dropped.\n"
-	        "\n"
-	        "Exit status: 0 success, 1 an error (no such token or object, wrong PIN,\n"
-	        "unreadable file, refused by the token), 2 a usage error.\n");
-}
 
 void
 pg_keytoken_error(const char *what, CK_RV rv)
@@ -98,9 +47,9 @@ pg_keytoken_error(const char *what, CK_RV rv)
 		break;
 	}
 	if (hint)
-		pg_message("%s: %s (%s)", what, hint, pg_tool_ckr(rv));
+		pg_message("%s: %s (%s)", what, hint, pg_token_ckr(rv));
 	else
-		pg_message("%s: %s", what, pg_tool_ckr(rv));
+		pg_message("%s: %s", what, pg_token_ckr(rv));
 }
 
 /* ---------------------------------------------------------------------------
@@ -198,7 +147,7 @@ pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *
 	free(joined);
 	free(reserved);
 	if (kt->registry != NULL)
-		pg_tool_print_messages(p11glue_registry_messages(kt->registry));
+		pg_token_print_messages(p11glue_registry_messages(kt->registry));
 	if (rv != P11GLUE_OK || kt->registry == NULL ||
 	    (kt->f = p11glue_module_functions(p11glue_registry_module(kt->registry, 0))) == NULL) {
 		pg_message("cannot load the PKCS#11 module %s", file);

@@ -19,8 +19,8 @@
  */
 #include "config.h"
 
-#include "trust-consumers.h"
-#include "store.h"
+#include "consumers.h"
+#include "trust-store.h"
 
 #include <openssl/evp.h>
 #include <openssl/pkcs12.h>

@@ -1,0 +1,77 @@
+/*
+ * Keys between libcrypto and PKCS#11 (keys.c): the key types the store
+ * holds, key identifiers, the attributes of key and certificate objects
+ * made from libcrypto keys and certificates, and a token object's public
+ * key as a libcrypto key.
+ */
+#ifndef PG_KEYS_H
+#define PG_KEYS_H
+
+#include "token.h"
+
+#include <openssl/evp.h>
+#include <openssl/x509.h>
+
+
+/* The key types the store holds: RSA, EC P-256/384/521, Ed25519, Ed448. */
+typedef struct {
+	const char *name;            /* "rsa", "ec:secp256r1", "ed25519" ... */
+	CK_KEY_TYPE key_type;
+	CK_MECHANISM_TYPE keygen;
+	const char *group;           /* libcrypto's curve name; NULL for RSA */
+	unsigned bits;
+} pg_key_kind;
+
+/* The kind of a libcrypto key; NULL for what the store cannot hold. */
+const pg_key_kind *pg_key_kind_of(EVP_PKEY *key);
+
+/*
+ * Parses "rsa:2048", "ec:secp384r1", "ed25519" ... into *kind and *bits
+ * (RSA modulus size). False for unknown names.
+ */
+bool pg_key_kind_parse(const char *text, const pg_key_kind **kind, unsigned *bits);
+
+/* CKA_EC_PARAMS for a curve (DER of its OID) into t. */
+void pg_tmpl_add_ec_params(pg_tmpl *t, const char *group);
+
+/*
+ * The key's identifier: SHA-1 of the subjectPublicKey bits (RFC 5280
+ * §4.2.1.2, method 1), which is also what most certificates carry as
+ * their subject key identifier.
+ */
+bool pg_key_id(EVP_PKEY *key, unsigned char id[20]) PG_MUST_CHECK;
+
+/*
+ * Adds the key values of a public and a private key object (class, key
+ * type, public and private values, CKA_PUBLIC_KEY_INFO) for key to pub
+ * and priv (either may be NULL).
+ */
+bool pg_key_values(EVP_PKEY *key, pg_tmpl *pub, pg_tmpl *priv) PG_MUST_CHECK;
+
+/*
+ * The public key of a token object (public key, private key or
+ * certificate) as a libcrypto key; NULL when it cannot be built (*why
+ * says why).
+ */
+EVP_PKEY *pg_keytoken_public_key(pg_keytoken *kt, CK_OBJECT_HANDLE obj, const char **why);
+
+/*
+ * A certificate object's attributes for cert : class, type,
+ * on the token, public, category (token user for leaf, else authority or
+ * unspecified), label (may be NULL), ID, subject, issuer, serial number,
+ * value and CKA_PUBLIC_KEY_INFO.
+ */
+void pg_cert_template(pg_tmpl *t, X509 *cert, const char *label, const unsigned char *id,
+                      size_t id_len, bool leaf);
+
+/*
+ * The attributes of the public and private key objects an import makes
+ * for key: its values (pg_key_values), on the token, label, ID, the
+ * subject of its certificate leaf (may be NULL), and the usual usage
+ * flags (sign and verify; RSA also encrypt, decrypt, wrap and unwrap;
+ * EC derive). On failure pub->failed is set.
+ */
+void pg_key_templates(pg_tmpl *pub, pg_tmpl *priv, EVP_PKEY *key, const char *label,
+                      const unsigned char *id, size_t id_len, X509 *leaf);
+
+#endif /* PG_KEYS_H */

@@ -1,0 +1,173 @@
+/*
+ * Token access shared by the p11glue commands: the tokens of the
+ * registry and a walk over them (tokens.c); one token of a module chosen
+ * by URI, its sessions, logins with PINs from PIN sources or a prompt,
+ * object lookups, and attribute templates that own their values
+ * (keytoken.c). Problems are printed as "p11glue: ..." and returned as
+ * PG_EXIT_* codes. Nothing here parses a command line.
+ */
+#ifndef PG_TOKEN_H
+#define PG_TOKEN_H
+
+#include "common.h"
+
+#include <p11glue/p11glue.h>
+
+#include <stdio.h>
+
+/* ---------------------------------------------------------------------------
+ * Tokens of the registry
+ */
+/* Parses a URI argument strictly; on error prints why and returns false. */
+bool pg_token_parse_uri(const char *text, p11glue_uri **uri);
+
+/*
+ * Opens the registry (initialized, managed). When uri names module-path,
+ * only that module file is loaded. Prints problems; returns an exit code.
+ */
+int pg_token_open_registry(const p11glue_uri *uri, p11glue_registry **registry);
+
+typedef struct {
+	p11glue_module *module;
+	CK_FUNCTION_LIST *funcs;
+	CK_INFO info;
+	CK_SLOT_ID slot;
+	CK_SLOT_INFO slot_info;
+	CK_TOKEN_INFO token;
+} pg_token;
+
+/* Called for each token; a non-zero return stops the walk and is returned. */
+typedef int (*pg_token_func)(const pg_token *token, void *data);
+
+/*
+ * Walks every present token of every usable module that uri (may be NULL)
+ * matches: module-name, module-path, library-*, slot-* and token
+ * attributes. *count (may be NULL) gets the number of tokens visited.
+ */
+int pg_token_each(p11glue_registry *registry, const p11glue_uri *uri,
+                       pg_token_func func, void *data, size_t *count);
+
+/* Prints each line of text as "p11glue: <line>" on stderr. */
+void pg_token_print_messages(const char *text);
+
+/* A printable text for a CK_RV. */
+const char *pg_token_ckr(CK_RV rv);
+
+/* ---------------------------------------------------------------------------
+ * Where the key store module is (the --module and --store options)
+ */
+typedef struct {
+	const char *module;          /* --module PATH */
+	const char *store;           /* --store DIR */
+} pg_store_opts;
+
+/* ---------------------------------------------------------------------------
+ * A token of the module and a session on it
+ */
+typedef struct {
+	p11glue_registry *registry;
+	CK_FUNCTION_LIST *f;
+	char *module_path;           /* the module file, for messages */
+	CK_SLOT_ID slot;
+	CK_TOKEN_INFO token;
+	CK_SESSION_HANDLE session;
+	bool has_session;
+} pg_keytoken;
+
+/*
+ * Loads the module (see pg_store_help_common for how it is chosen);
+ * prints why on failure. Returns an exit code.
+ */
+int pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *uri);
+
+enum {
+	/* Select uninitialized tokens (the store's free slot) rather than
+	 * initialized ones. */
+	PG_KEYTOKEN_FREE = 1 << 0,
+	/* When nothing matches, say so without printing an error. */
+	PG_KEYTOKEN_QUIET = 1 << 1
+};
+
+/*
+ * Picks the one token the URI selects (slot and token attributes; a URI
+ * with none selects every token). Several matches are an error that
+ * lists them. Returns an exit code.
+ */
+int pg_keytoken_select(pg_keytoken *kt, const p11glue_uri *uri, unsigned flags);
+
+/* Opens a (read-write) session on the selected token. */
+int pg_keytoken_open(pg_keytoken *kt, bool rw);
+
+/*
+ * Logs in as user (CKU_USER) or SO. The PIN: from pin_source when not
+ * NULL, else the URI's pin-value or pin-source, else a prompt. Already
+ * logged in counts as success. Returns an exit code.
+ */
+int pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
+                      const char *pin_source);
+
+/*
+ * The PIN of who (CKU_USER, CKU_SO) from pin_source, else the URI's
+ * pin-value or pin-source, else a prompt. Returns an exit code.
+ */
+int pg_keytoken_read_pin(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
+                         const char *pin_source, p11glue_pin **pin);
+
+/* Re-reads the token information (after C_InitToken / C_InitPIN). */
+void pg_keytoken_refresh(pg_keytoken *kt);
+
+/* Closes the session and unloads the module. */
+void pg_keytoken_clear(pg_keytoken *kt);
+
+/* The token label without padding, for messages (lent from kt). */
+const char *pg_keytoken_label(pg_keytoken *kt);
+
+/* "pkcs11:token=...;serial=..." naming the selected token; free(). */
+char *pg_keytoken_uri(const pg_keytoken *kt);
+
+/* Prints a failed call as "p11glue: what: CKR_..." plus a hint for the
+ * codes users meet (wrong PIN, locked PIN, no user PIN ...). */
+void pg_keytoken_error(const char *what, CK_RV rv);
+
+/*
+ * A secret from a PIN source (file:/path, or a path) or, without one, a
+ * prompt on the terminal with echo off, asked twice when confirm is
+ * set. Relative paths are taken from the current directory. Prints why
+ * on failure. Returns an exit code.
+ */
+int pg_store_read_secret(const char *source, const char *prompt, bool confirm, p11glue_pin **pin);
+
+/*
+ * Finds the objects the URI selects (object, type, id), at most max;
+ * extra (may be NULL) adds attributes. Returns the number found, or -1
+ * after printing an error.
+ */
+long pg_keytoken_find(pg_keytoken *kt, const p11glue_uri *uri, const CK_ATTRIBUTE *extra,
+                      CK_ULONG n_extra, CK_OBJECT_HANDLE *found, size_t max);
+
+/* The URI naming an object (token, object label, type, id); free(). */
+char *pg_keytoken_object_uri(pg_keytoken *kt, CK_OBJECT_HANDLE obj);
+
+/* An attribute value in a new buffer (NUL-terminated, not counted), or
+ * NULL when absent or unreadable. */
+unsigned char *pg_keytoken_get(pg_keytoken *kt, CK_OBJECT_HANDLE obj, CK_ATTRIBUTE_TYPE type,
+                               size_t *len);
+
+/* ---------------------------------------------------------------------------
+ * Templates: attribute lists owning their values (wiped when cleared)
+ */
+#define PG_TMPL_MAX 40
+
+typedef struct {
+	CK_ATTRIBUTE items[PG_TMPL_MAX];
+	CK_ULONG n;
+	bool failed;                 /* sticky: out of memory or full */
+} pg_tmpl;
+
+void pg_tmpl_init(pg_tmpl *t);
+void pg_tmpl_clear(pg_tmpl *t);
+void pg_tmpl_add(pg_tmpl *t, CK_ATTRIBUTE_TYPE type, const void *value, size_t len);
+void pg_tmpl_add_bool(pg_tmpl *t, CK_ATTRIBUTE_TYPE type, bool value);
+void pg_tmpl_add_ulong(pg_tmpl *t, CK_ATTRIBUTE_TYPE type, CK_ULONG value);
+
+#endif /* PG_TOKEN_H */

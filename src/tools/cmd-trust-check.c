@@ -1,0 +1,233 @@
+/*
+ * p11glue trust check: for the configured trust (the tokens `trust list`
+ * reads), what OpenSSL, GnuTLS, NSS and Java would accept (judged in
+ * src/trust/tool/check.c), reported as text or JSON. Exit 0 when all
+ * agree, 1 on a disagreement (or when an artefact cannot be read), 2 on
+ * a usage error.
+ */
+#include "config.h"
+
+#include "tool.h"
+#include "trust-check.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------
+ * Report
+ */
+
+static void
+report_text(const pg_check *ck, bool verbose)
+{
+	for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++)
+		if (ck->consumers[n]->note)
+			printf("note: %s: %s\n", ck->consumers[n]->name, ck->consumers[n]->note);
+	for (size_t i = 0; i < ck->n_items; i++) {
+		const pg_check_item *it = &ck->items[i];
+		const char *want = it->expect_accept ? "accept" : "reject";
+		if (verbose)
+			printf("\"%s\" (%s): expected %s\n", it->name, it->kind, want);
+		for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++) {
+			int d = it->decision[n];
+			bool bad = d != PG_CHECK_NA && (d == PG_CHECK_ACCEPT) != it->expect_accept;
+			if (verbose)
+				printf("    %-8s %-6s %s%s\n", ck->consumers[n]->name, pg_check_decision_names[d],
+				       bad ? "DISAGREES: " : "", it->why[n]);
+			else if (bad)
+				printf("disagreement: \"%s\" (%s): %s: expected %s, actual %s: %s\n",
+				       it->name, it->kind, ck->consumers[n]->name, want,
+				       pg_check_decision_names[d], it->why[n]);
+		}
+	}
+	printf("trust check for %s: %zu anchors, %zu distrusted, %zu revoked; ",
+	       ck->k.purpose_name, ck->n_anchors, ck->n_distrusted, ck->n_revoked);
+	if (ck->n_disagree == 0)
+		printf("OpenSSL, GnuTLS, NSS and Java agree\n");
+	else
+		printf("%zu disagreement%s\n", ck->n_disagree, ck->n_disagree == 1 ? "" : "s");
+}
+
+static void
+json_item_head(pg_json *j, const pg_check_item *it)
+{
+	pg_json_key(j, "certificate");
+	pg_json_string(j, it->name);
+	pg_json_key(j, "kind");
+	pg_json_string(j, it->kind);
+	pg_json_key(j, it->x ? "sha1" : "serial");
+	pg_json_string(j, it->id);
+	pg_json_key(j, "expected");
+	pg_json_string(j, it->expect_accept ? "accept" : "reject");
+}
+
+static void
+report_json(const pg_check *ck, bool verbose)
+{
+	pg_json j;
+
+	pg_json_init(&j, stdout);
+	pg_json_begin_object(&j);
+	pg_json_key(&j, "purpose");
+	pg_json_string(&j, ck->k.purpose_name);
+	pg_json_key(&j, "anchors");
+	pg_json_ulong(&j, ck->n_anchors);
+	pg_json_key(&j, "distrusted");
+	pg_json_ulong(&j, ck->n_distrusted);
+	pg_json_key(&j, "revoked");
+	pg_json_ulong(&j, ck->n_revoked);
+	pg_json_key(&j, "agree");
+	pg_json_bool(&j, ck->n_disagree == 0);
+	pg_json_key(&j, "notes");
+	pg_json_begin_array(&j);
+	for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++)
+		if (ck->consumers[n]->note)
+			pg_json_string(&j, ck->consumers[n]->note);
+	pg_json_end_array(&j);
+	pg_json_key(&j, "disagreements");
+	pg_json_begin_array(&j);
+	for (size_t i = 0; i < ck->n_items; i++)
+		for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++) {
+			const pg_check_item *it = &ck->items[i];
+			int d = it->decision[n];
+			if (d == PG_CHECK_NA || (d == PG_CHECK_ACCEPT) == it->expect_accept)
+				continue;
+			pg_json_begin_object(&j);
+			json_item_head(&j, it);
+			pg_json_key(&j, "consumer");
+			pg_json_string(&j, ck->consumers[n]->name);
+			pg_json_key(&j, "actual");
+			pg_json_string(&j, pg_check_decision_names[d]);
+			pg_json_key(&j, "reason");
+			pg_json_string(&j, it->why[n]);
+			pg_json_end_object(&j);
+		}
+	pg_json_end_array(&j);
+	if (verbose) {
+		pg_json_key(&j, "results");
+		pg_json_begin_array(&j);
+		for (size_t i = 0; i < ck->n_items; i++) {
+			const pg_check_item *it = &ck->items[i];
+			pg_json_begin_object(&j);
+			json_item_head(&j, it);
+			for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++) {
+				pg_json_key(&j, ck->consumers[n]->name);
+				pg_json_begin_object(&j);
+				pg_json_key(&j, "decision");
+				pg_json_string(&j, pg_check_decision_names[it->decision[n]]);
+				pg_json_key(&j, "reason");
+				pg_json_string(&j, it->why[n]);
+				pg_json_end_object(&j);
+			}
+			pg_json_end_object(&j);
+		}
+		pg_json_end_array(&j);
+	}
+	pg_json_end_object(&j);
+	pg_json_finish(&j);
+}
+
+/* ---------------------------------------------------------------------------
+ * The command
+ */
+
+static void
+check_help(FILE *out)
+{
+	fprintf(out,
+	        "usage: p11glue trust check [--purpose=<usage>] [--json] [--verbose]\n"
+	        "                           [--openssl-directory=DIR] [--java-cacerts=FILE]\n\n"
+	        "Compares what OpenSSL, GnuTLS, NSS and Java accept with the configured trust,\n"
+	        "for every anchor, distrusted certificate and revoked serial number.\n\n"
+	        "  --purpose=<usage>         the purpose to check (default server-auth):\n"
+	        "                              server-auth, client-auth, email, code-signing\n"
+	        "                              or a dotted OID\n"
+	        "  --openssl-directory=DIR   check this directory (as -CApath reads it) instead\n"
+	        "                            of a fresh --format=openssl-directory extraction\n"
+	        "  --java-cacerts=FILE       check this keystore instead of a fresh\n"
+	        "                            --format=java-cacerts extraction\n"
+	        "  --json                    print the result as JSON\n"
+	        "  -v, --verbose             show every consumer's decision, not only\n"
+	        "                            disagreements\n"
+	        "  -h, --help                show this help\n\n"
+	        "Exit status: 0 all agree, 1 a disagreement or an error, 2 usage error.\n");
+}
+
+typedef struct {
+	const char *purpose_name, *openssl_dir, *java_keystore;
+	bool json, verbose;
+} check_opts;
+
+static int
+parse_check_opts(int argc, char **argv, check_opts *o)
+{
+	static const struct option options[] = {
+		{ "purpose", required_argument, NULL, 'p' },
+		{ "openssl-directory", required_argument, NULL, 'o' },
+		{ "java-cacerts", required_argument, NULL, 'j' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 }
+	};
+	int opt;
+
+	pg_tool_getopt_reset();
+	while ((opt = getopt_long(argc, argv, ":vh", options, NULL)) != -1) {
+		switch (opt) {
+		case 'p':
+			o->purpose_name = optarg;
+			break;
+		case 'o':
+			o->openssl_dir = optarg;
+			break;
+		case 'j':
+			o->java_keystore = optarg;
+			break;
+		case 'J':
+			o->json = true;
+			break;
+		case 'v':
+			o->verbose = true;
+			break;
+		case 'h':
+			check_help(stdout);
+			return PG_EXIT_OK;
+		default:
+			return pg_tool_option_error(argv[0], opt, argv);
+		}
+	}
+	if (optind < argc)
+		return pg_tool_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
+	return -1;
+}
+
+int
+pg_cmd_trust_check(int argc, char **argv)
+{
+	check_opts o = { .purpose_name = "server-auth" };
+	pg_check ck;
+	pg_trust_set set;
+	const char *purpose;
+	int rv = parse_check_opts(argc, argv, &o);
+
+	if (rv >= 0)
+		return rv;
+	if ((purpose = pg_trust_purpose_oid(o.purpose_name)) == NULL)
+		return pg_tool_usage_error(argv[0], "unsupported purpose: %s", o.purpose_name);
+	if ((rv = pg_trust_load(&set)) != PG_EXIT_OK)
+		return rv;
+	rv = pg_trust_check_run(&ck, &set, purpose, o.purpose_name, o.openssl_dir,
+	                        o.java_keystore);
+	if (rv == PG_EXIT_OK) {
+		if (o.json)
+			report_json(&ck, o.verbose);
+		else
+			report_text(&ck, o.verbose);
+		rv = ck.n_disagree ? PG_EXIT_FAIL : PG_EXIT_OK;
+	}
+	pg_trust_check_clear(&ck);
+	pg_trust_clear(&set);
+	return rv;
+}
