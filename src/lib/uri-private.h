@@ -1,5 +1,6 @@
 /*
- * The layout of p11glue_uri, shared by uri.c and uri-match.c.
+ * The layout of p11glue_uri and the attribute table, shared by uri.c,
+ * uri-parse.c and uri-match.c.
  */
 #ifndef PG_URI_PRIVATE_H
 #define PG_URI_PRIVATE_H
@@ -28,5 +29,29 @@ struct p11glue_uri {
 	size_t n_vendor;
 	bool unrecognized;          /* lenient parse met something unknown */
 };
+
+/* How a standard attribute's value is checked and spelled. */
+typedef enum {
+	PG_URI_KIND_TEXT, PG_URI_KIND_VERSION, PG_URI_KIND_TYPE, PG_URI_KIND_SLOT_ID
+} pg_uri_kind;
+
+typedef struct {
+	const char *name;
+	bool in_query;
+	size_t max_len;          /* size of the PKCS#11 field; 0: unlimited */
+	pg_uri_kind kind;
+} pg_uri_field_spec;
+
+/* Every standard attribute, by field (uri.c). */
+extern const pg_uri_field_spec pg_uri_field_specs[P11GLUE_URI_N_FIELDS];
+
+/* Checks value for field and stores it in its canonical spelling; a
+ * P11GLUE_ERR_* with detail[detail_size] saying why on failure. */
+int pg_uri_set_checked(p11glue_uri *uri, p11glue_uri_field field, const void *value, size_t len,
+                       char *detail, size_t detail_size);
+/* RFC 3986 unreserved characters. */
+bool pg_uri_is_unreserved(unsigned char c);
+/* "x-" followed by letters, digits, '-' and '_'. */
+bool pg_uri_is_vendor_name(const char *name, size_t len);
 
 #endif /* PG_URI_PRIVATE_H */

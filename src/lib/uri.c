@@ -1,6 +1,6 @@
 /*
- * PKCS#11 URIs (RFC 7512): the object, value checks, parsing, formatting.
- * Matching lives in uri-match.c.
+ * PKCS#11 URIs (RFC 7512): the object, value checks, formatting. Parsing
+ * lives in uri-parse.c, matching in uri-match.c.
  */
 #include "config.h"
 
@@ -16,33 +16,25 @@
 #include <strings.h>
 
 #define URI_SCHEME "pkcs11:"
-#define URI_SCHEME_LEN 7
 
-enum value_kind { KIND_TEXT, KIND_VERSION, KIND_TYPE, KIND_SLOT_ID };
-
-static const struct field_spec {
-	const char *name;
-	bool in_query;
-	size_t max_len;          /* size of the PKCS#11 field; 0: unlimited */
-	enum value_kind kind;
-} field_specs[P11GLUE_URI_N_FIELDS] = {
-	[P11GLUE_URI_TOKEN] = { "token", false, 32, KIND_TEXT },
-	[P11GLUE_URI_MANUFACTURER] = { "manufacturer", false, 32, KIND_TEXT },
-	[P11GLUE_URI_SERIAL] = { "serial", false, 16, KIND_TEXT },
-	[P11GLUE_URI_MODEL] = { "model", false, 16, KIND_TEXT },
-	[P11GLUE_URI_LIBRARY_MANUFACTURER] = { "library-manufacturer", false, 32, KIND_TEXT },
-	[P11GLUE_URI_LIBRARY_DESCRIPTION] = { "library-description", false, 32, KIND_TEXT },
-	[P11GLUE_URI_LIBRARY_VERSION] = { "library-version", false, 0, KIND_VERSION },
-	[P11GLUE_URI_OBJECT] = { "object", false, 0, KIND_TEXT },
-	[P11GLUE_URI_TYPE] = { "type", false, 0, KIND_TYPE },
-	[P11GLUE_URI_ID] = { "id", false, 0, KIND_TEXT },
-	[P11GLUE_URI_SLOT_DESCRIPTION] = { "slot-description", false, 64, KIND_TEXT },
-	[P11GLUE_URI_SLOT_MANUFACTURER] = { "slot-manufacturer", false, 32, KIND_TEXT },
-	[P11GLUE_URI_SLOT_ID] = { "slot-id", false, 0, KIND_SLOT_ID },
-	[P11GLUE_URI_PIN_SOURCE] = { "pin-source", true, 0, KIND_TEXT },
-	[P11GLUE_URI_PIN_VALUE] = { "pin-value", true, 0, KIND_TEXT },
-	[P11GLUE_URI_MODULE_NAME] = { "module-name", true, 0, KIND_TEXT },
-	[P11GLUE_URI_MODULE_PATH] = { "module-path", true, 0, KIND_TEXT },
+const pg_uri_field_spec pg_uri_field_specs[P11GLUE_URI_N_FIELDS] = {
+	[P11GLUE_URI_TOKEN] = { "token", false, 32, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_MANUFACTURER] = { "manufacturer", false, 32, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_SERIAL] = { "serial", false, 16, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_MODEL] = { "model", false, 16, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_LIBRARY_MANUFACTURER] = { "library-manufacturer", false, 32, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_LIBRARY_DESCRIPTION] = { "library-description", false, 32, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_LIBRARY_VERSION] = { "library-version", false, 0, PG_URI_KIND_VERSION },
+	[P11GLUE_URI_OBJECT] = { "object", false, 0, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_TYPE] = { "type", false, 0, PG_URI_KIND_TYPE },
+	[P11GLUE_URI_ID] = { "id", false, 0, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_SLOT_DESCRIPTION] = { "slot-description", false, 64, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_SLOT_MANUFACTURER] = { "slot-manufacturer", false, 32, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_SLOT_ID] = { "slot-id", false, 0, PG_URI_KIND_SLOT_ID },
+	[P11GLUE_URI_PIN_SOURCE] = { "pin-source", true, 0, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_PIN_VALUE] = { "pin-value", true, 0, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_MODULE_NAME] = { "module-name", true, 0, PG_URI_KIND_TEXT },
+	[P11GLUE_URI_MODULE_PATH] = { "module-path", true, 0, PG_URI_KIND_TEXT },
 };
 
 /* RFC 7512 §2.3 "type" values and the object classes they stand for. */
@@ -134,7 +126,7 @@ p11glue_uri_field_name(p11glue_uri_field field)
 {
 	if ((unsigned)field >= P11GLUE_URI_N_FIELDS)
 		return NULL;
-	return field_specs[field].name;
+	return pg_uri_field_specs[field].name;
 }
 
 bool
@@ -205,21 +197,21 @@ static bool
 check_value(p11glue_uri_field field, const unsigned char *value, size_t len,
             char canon[48], char *detail, size_t detail_size)
 {
-	const struct field_spec *spec = &field_specs[field];
+	const pg_uri_field_spec *spec = &pg_uri_field_specs[field];
 	const unsigned char *end = value + len;
 	unsigned long long major, minor = 0, id;
 	const unsigned char *dot;
 
 	canon[0] = 0;
 	switch (spec->kind) {
-	case KIND_TEXT:
+	case PG_URI_KIND_TEXT:
 		if (spec->max_len != 0 && len > spec->max_len) {
 			snprintf(detail, detail_size, "value of '%s' is longer than %zu bytes",
 			         spec->name, spec->max_len);
 			return false;
 		}
 		return true;
-	case KIND_TYPE:
+	case PG_URI_KIND_TYPE:
 		for (size_t i = 0; i < PG_N_ELEMENTS(type_names); i++) {
 			if (len == strlen(type_names[i].name) &&
 			    memcmp(value, type_names[i].name, len) == 0)
@@ -228,7 +220,7 @@ check_value(p11glue_uri_field field, const unsigned char *value, size_t len,
 		snprintf(detail, detail_size,
 		         "value of 'type' must be public, private, cert, secret-key or data");
 		return false;
-	case KIND_VERSION:
+	case PG_URI_KIND_VERSION:
 		/* RFC 7512 §2.3: 1*DIGIT [ "." 1*DIGIT ], each part a CK_BYTE. */
 		dot = memchr(value, '.', len);
 		if (!parse_decimal(value, dot ? dot : end, 255, &major) ||
@@ -239,7 +231,7 @@ check_value(p11glue_uri_field field, const unsigned char *value, size_t len,
 		}
 		snprintf(canon, 48, "%llu.%llu", major, minor);
 		return true;
-	case KIND_SLOT_ID:
+	case PG_URI_KIND_SLOT_ID:
 		if (!parse_decimal(value, end, ULONG_MAX, &id)) {
 			snprintf(detail, detail_size,
 			         "value of 'slot-id' must be a decimal number that fits a CK_ULONG");
@@ -266,8 +258,8 @@ store_value(p11glue_uri *uri, p11glue_uri_field field,
 }
 
 /* Checks and stores; fills detail on a bad value. */
-static int
-set_checked(p11glue_uri *uri, p11glue_uri_field field, const void *value,
+int
+pg_uri_set_checked(p11glue_uri *uri, p11glue_uri_field field, const void *value,
             size_t len, char *detail, size_t detail_size)
 {
 	char canon[48];
@@ -292,7 +284,7 @@ p11glue_uri_set(p11glue_uri *uri, p11glue_uri_field field,
 	if (error == NULL)
 		error = &local;
 	memset(error, 0, sizeof(*error));
-	rv = set_checked(uri, field, value ? value : "", len,
+	rv = pg_uri_set_checked(uri, field, value ? value : "", len,
 	                 error->detail, sizeof(error->detail));
 	error->result = rv;
 	return rv;
@@ -374,8 +366,8 @@ p11glue_uri_get_class(const p11glue_uri *uri, CK_OBJECT_CLASS *klass)
  */
 
 /* RFC 7512 §2.3: "x-" 1*pk11-v-attr-nm-char (ALPHA / DIGIT / "-" / "_"). */
-static bool
-is_vendor_name(const char *name, size_t len)
+bool
+pg_uri_is_vendor_name(const char *name, size_t len)
 {
 	if (len < 3 || name[0] != 'x' || name[1] != '-')
 		return false;
@@ -422,7 +414,7 @@ p11glue_uri_set_vendor(p11glue_uri *uri, bool in_query, const char *name,
 	size_t at;
 
 	pg_return_val_if_fail(uri != NULL && name != NULL, P11GLUE_ERR_ARGS);
-	if (!is_vendor_name(name, strlen(name)))
+	if (!pg_uri_is_vendor_name(name, strlen(name)))
 		return P11GLUE_ERR_URI_NAME;
 	at = vendor_position(uri, in_query, name, &found);
 	if (value == NULL) {
@@ -505,8 +497,8 @@ p11glue_uri_vendor_find(const p11glue_uri *uri, bool in_query,
  * Formatting
  */
 
-static bool
-is_unreserved(unsigned char c)
+bool
+pg_uri_is_unreserved(unsigned char c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 	       (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' || c == '~';
@@ -520,7 +512,7 @@ format_value(pg_buf *out, const unsigned char *value, size_t len,
 
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = value[i];
-		if (!encode_all && (is_unreserved(c) || (in_query && (c == '/' || c == ':')))) {
+		if (!encode_all && (pg_uri_is_unreserved(c) || (in_query && (c == '/' || c == ':')))) {
 			pg_buf_add_byte(out, c);
 		} else {
 			unsigned char esc[3] = { '%', (unsigned char)hex[c >> 4],
@@ -538,14 +530,14 @@ format_component(const p11glue_uri *uri, pg_buf *out, bool in_query)
 
 	for (int i = 0; i < P11GLUE_URI_N_FIELDS; i++) {
 		const pg_uri_value *v = &uri->fields[i];
-		if (v->data == NULL || field_specs[i].in_query != in_query)
+		if (v->data == NULL || pg_uri_field_specs[i].in_query != in_query)
 			continue;
 		if (first && in_query)
 			pg_buf_add_byte(out, '?');
 		else if (!first)
 			pg_buf_add_byte(out, (unsigned char)sep);
 		first = false;
-		pg_buf_add_str(out, field_specs[i].name);
+		pg_buf_add_str(out, pg_uri_field_specs[i].name);
 		pg_buf_add_byte(out, '=');
 		format_value(out, v->data, v->len, in_query, i == P11GLUE_URI_ID);
 	}
@@ -575,255 +567,4 @@ p11glue_uri_format(const p11glue_uri *uri)
 	format_component(uri, &out, false);
 	format_component(uri, &out, true);
 	return pg_buf_steal(&out, NULL);
-}
-
-/* ---------------------------------------------------------------------------
- * Parsing
- */
-
-typedef struct {
-	const char *text;
-	unsigned flags;
-	p11glue_uri *uri;
-	p11glue_uri_error *error;
-} parser;
-
-/* Records where (at) and why (printf-style) parsing failed; returns result. */
-static int PG_PRINTF(4, 5)
-fail(parser *p, int result, const char *at, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (p->error != NULL) {
-		p->error->result = result;
-		p->error->offset = (size_t)(at - p->text);
-		va_start(ap, fmt);
-		vsnprintf(p->error->detail, sizeof(p->error->detail), fmt, ap);
-		va_end(ap);
-	}
-	return result;
-}
-
-/* A printable rendering of an attribute name for messages. */
-static void
-safe_name(const char *name, size_t len, char out[40])
-{
-	size_t n = len < 32 ? len : 32;
-
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)name[i];
-		out[i] = (c >= 0x20 && c < 0x7f && c != '\'') ? (char)c : '?';
-	}
-	strcpy(out + n, len > 32 ? "..." : "");
-}
-
-/* RFC 7512 §2.3: pk11-res-avail, plus the component's extra characters. */
-static bool
-is_allowed(unsigned char c, bool in_query)
-{
-	if (is_unreserved(c) || strchr(":[]@!$'()*+,=", c) != NULL)
-		return c != 0;
-	if (in_query)
-		return c == '/' || c == '?' || c == '|';
-	return c == '&';
-}
-
-/* The white space lenient parsing drops (p11-kit drops the same; a tab is
- * kept as a raw character). */
-static bool
-is_white(unsigned char c)
-{
-	return c == ' ' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
-}
-
-/* Percent-decodes [s, end) into out, checking characters as it goes. */
-static int
-decode_value(parser *p, const char *s, const char *end, bool in_query, pg_buf *out)
-{
-	bool lenient = p->flags & P11GLUE_URI_LENIENT;
-	char shown[8];
-
-	while (s < end) {
-		unsigned char c = (unsigned char)*s;
-		if (c == '%') {
-			int hi = end - s >= 3 ? pg_hex_value((unsigned char)s[1]) : -1;
-			int lo = end - s >= 3 ? pg_hex_value((unsigned char)s[2]) : -1;
-			if (hi < 0 || lo < 0)
-				return fail(p, P11GLUE_ERR_URI_ENCODING, s,
-				            "'%%' must be followed by two hex digits");
-			pg_buf_add_byte(out, (unsigned char)(hi << 4 | lo));
-			s += 3;
-			continue;
-		}
-		if (!is_allowed(c, in_query)) {
-			if (lenient && is_white(c)) {
-				s++;
-				continue;
-			}
-			if (!lenient || c == 0) {
-				snprintf(shown, sizeof(shown), "0x%02X", c);
-				return fail(p, P11GLUE_ERR_URI_SYNTAX, s,
-				            "character %s must be percent-encoded", shown);
-			}
-		}
-		pg_buf_add_byte(out, c);
-		s++;
-	}
-	return out->failed ? P11GLUE_ERR_NOMEM : P11GLUE_OK;
-}
-
-static int
-lookup_field(const char *name, size_t len, bool in_query)
-{
-	for (int i = 0; i < P11GLUE_URI_N_FIELDS; i++) {
-		if (field_specs[i].in_query == in_query &&
-		    strlen(field_specs[i].name) == len &&
-		    memcmp(field_specs[i].name, name, len) == 0)
-			return i;
-	}
-	return -1;
-}
-
-static int
-apply_vendor(parser *p, const char *s, size_t name_len, bool in_query, pg_buf *value)
-{
-	char name[256], shown[40];
-
-	safe_name(s, name_len, shown);
-	if (name_len >= sizeof(name))
-		return fail(p, P11GLUE_ERR_URI_NAME, s, "attribute name '%s' is too long", shown);
-	memcpy(name, s, name_len);
-	name[name_len] = 0;
-	if (p11glue_uri_vendor_find(p->uri, in_query, name, NULL) != NULL &&
-	    !(p->flags & P11GLUE_URI_LENIENT))
-		return fail(p, P11GLUE_ERR_URI_DUPLICATE, s, "attribute '%s' given twice", shown);
-	return p11glue_uri_set_vendor(p->uri, in_query, name, value->data, value->len);
-}
-
-static int
-apply_field(parser *p, int field, const char *s, const char *value_at, pg_buf *value)
-{
-	bool lenient = p->flags & P11GLUE_URI_LENIENT;
-	const struct field_spec *spec = &field_specs[field];
-	char detail[128];
-	int rv;
-
-	if (p->uri->fields[field].data != NULL && !lenient)
-		return fail(p, P11GLUE_ERR_URI_DUPLICATE, s, "attribute '%s' given twice",
-		            spec->name);
-	/* p11-kit spells it "secretkey" too; accept that when lenient. */
-	if (lenient && field == P11GLUE_URI_TYPE && value->len == 9 &&
-	    memcmp(value->data, "secretkey", 9) == 0) {
-		pg_buf_clear(value);
-		pg_buf_add_str(value, "secret-key");
-	}
-	rv = set_checked(p->uri, (p11glue_uri_field)field,
-	                 value->data ? value->data : (const unsigned char *)"",
-	                 value->len, detail, sizeof(detail));
-	if (rv != P11GLUE_ERR_URI_VALUE)
-		return rv;
-	/* Lenient: a value the token fields cannot hold matches nothing. */
-	if (lenient && (spec->kind == KIND_TEXT || spec->kind == KIND_TYPE)) {
-		p11glue_uri_unset(p->uri, (p11glue_uri_field)field);
-		p->uri->unrecognized = true;
-		return P11GLUE_OK;
-	}
-	return fail(p, rv, value_at, "%s", detail);
-}
-
-/* One "name=value" of the path or the query, in [s, end). */
-static int
-parse_attribute(parser *p, const char *s, const char *end, bool in_query)
-{
-	bool lenient = p->flags & P11GLUE_URI_LENIENT;
-	const char *eq = memchr(s, '=', (size_t)(end - s));
-	char shown[40];
-	pg_buf value;
-	int field, rv;
-
-	if (eq == NULL) {
-		safe_name(s, (size_t)(end - s), shown);
-		return fail(p, P11GLUE_ERR_URI_SYNTAX, s, "attribute '%s' has no '='", shown);
-	}
-	safe_name(s, (size_t)(eq - s), shown);
-	field = lookup_field(s, (size_t)(eq - s), in_query);
-	if (field < 0 && !is_vendor_name(s, (size_t)(eq - s))) {
-		if (!lenient)
-			return fail(p, P11GLUE_ERR_URI_NAME, s, "unknown attribute '%s'", shown);
-		/* RFC 7512 §2.3: unknown query attributes are ignored; an unknown
-		 * path attribute makes the URI match nothing. */
-		if (!in_query)
-			p->uri->unrecognized = true;
-		return P11GLUE_OK;
-	}
-	pg_buf_init(&value);
-	rv = decode_value(p, eq + 1, end, in_query, &value);
-	if (rv == P11GLUE_OK && field >= 0)
-		rv = apply_field(p, field, s, eq + 1, &value);
-	else if (rv == P11GLUE_OK)
-		rv = apply_vendor(p, s, (size_t)(eq - s), in_query, &value);
-	pg_buf_clear(&value);
-	return rv;
-}
-
-/* The path (sep ';') or the query (sep '&') in [s, end). */
-static int
-parse_component(parser *p, const char *s, const char *end, bool in_query)
-{
-	const char sep = in_query ? '&' : ';';
-
-	if (s == end)
-		return P11GLUE_OK;
-	for (;;) {
-		const char *next = memchr(s, sep, (size_t)(end - s));
-		const char *stop = next ? next : end;
-		int rv;
-
-		if (stop == s) {
-			if (!(p->flags & P11GLUE_URI_LENIENT))
-				return fail(p, P11GLUE_ERR_URI_SYNTAX, s, "%s",
-				            "empty attribute (two separators in a row, or one at an end)");
-		} else {
-			rv = parse_attribute(p, s, stop, in_query);
-			if (rv != P11GLUE_OK)
-				return rv;
-		}
-		if (next == NULL)
-			return P11GLUE_OK;
-		s = next + 1;
-	}
-}
-
-int
-p11glue_uri_parse(const char *text, unsigned flags, p11glue_uri **uri,
-                  p11glue_uri_error *error)
-{
-	parser p = { text, flags, NULL, error };
-	const char *path, *query, *end;
-	int rv;
-
-	pg_return_val_if_fail(text != NULL && uri != NULL, P11GLUE_ERR_ARGS);
-	*uri = NULL;
-	if (error != NULL)
-		memset(error, 0, sizeof(*error));
-	/* RFC 3986 §3.1: the scheme is case-insensitive. */
-	if (strncasecmp(text, URI_SCHEME, URI_SCHEME_LEN) != 0)
-		return fail(&p, P11GLUE_ERR_URI_SCHEME, text, "%s", "URI must start with 'pkcs11:'");
-	p.uri = p11glue_uri_new();
-	if (p.uri == NULL)
-		return P11GLUE_ERR_NOMEM;
-	path = text + URI_SCHEME_LEN;
-	end = path + strlen(path);
-	query = memchr(path, '?', (size_t)(end - path));
-	rv = parse_component(&p, path, query ? query : end, false);
-	if (rv == P11GLUE_OK && query != NULL)
-		rv = parse_component(&p, query + 1, end, true);
-	if (rv != P11GLUE_OK) {
-		if (rv == P11GLUE_ERR_NOMEM)
-			fail(&p, rv, text, "%s", "out of memory");
-		p11glue_uri_free(p.uri);
-		return rv;
-	}
-	*uri = p.uri;
-	return P11GLUE_OK;
 }

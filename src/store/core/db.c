@@ -71,8 +71,8 @@ static const char schema[] =
 	"CREATE INDEX tomb_version ON tomb (version);";
 
 /* An SQLite failure as PKCS#11 sees it; a damaged file marks the token. */
-static CK_RV
-db_error(pg_token *tok, int rc, const char *what)
+CK_RV
+pg_db_error(pg_token *tok, int rc, const char *what)
 {
 	int primary = rc & 0xff;
 
@@ -89,8 +89,8 @@ db_error(pg_token *tok, int rc, const char *what)
 	return CKR_DEVICE_ERROR;
 }
 
-static sqlite3_stmt *
-stmt(pg_token *tok, int which)
+sqlite3_stmt *
+pg_db_stmt(pg_token *tok, int which)
 {
 	sqlite3_stmt *s = tok->stmts[which];
 
@@ -99,8 +99,8 @@ stmt(pg_token *tok, int which)
 	return s;
 }
 
-static int
-exec(pg_token *tok, const char *sql)
+int
+pg_db_exec(pg_token *tok, const char *sql)
 {
 	return sqlite3_exec(tok->db, sql, NULL, NULL, NULL);
 }
@@ -158,7 +158,7 @@ pg_db_open(pg_token *tok)
 		           tok->path);
 		goto close;
 	}
-	rc = exec(tok, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
+	rc = pg_db_exec(tok, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
 	               "PRAGMA secure_delete = ON; PRAGMA cache_size = -1024;");
 	if (rc != SQLITE_OK)
 		goto fail;
@@ -179,249 +179,20 @@ close:
 	return CKR_DEVICE_ERROR;
 }
 
-/* Reads the token row and the PINs. */
-static CK_RV
-load_meta(pg_token *tok, int64_t *change, int64_t *epoch)
-{
-	sqlite3_stmt *s = stmt(tok, PG_STMT_TOKEN);
-	pg_pin_wrap pins[2];
-	int rc = sqlite3_step(s);
-
-	if (rc != SQLITE_ROW)
-		return rc == SQLITE_DONE ? db_error(tok, SQLITE_CORRUPT, "no token row")
-		                         : db_error(tok, rc, "reading the token");
-	if (sqlite3_column_bytes(s, 0) != 32 || sqlite3_column_bytes(s, 1) != 16)
-		return db_error(tok, SQLITE_CORRUPT, "token row");
-	memcpy(tok->label, sqlite3_column_blob(s, 0), 32);
-	memcpy(tok->serial, sqlite3_column_text(s, 1), 16);
-	tok->max_fails = (unsigned)sqlite3_column_int(s, 2);
-	*epoch = sqlite3_column_int64(s, 3);
-	*change = sqlite3_column_int64(s, 4);
-	tok->tomb_floor = sqlite3_column_int64(s, 5);
-	sqlite3_reset(s);
-
-	memset(pins, 0, sizeof(pins));
-	s = stmt(tok, PG_STMT_PINS);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t user = sqlite3_column_int64(s, 0);
-		pg_pin_wrap *w;
-		if (user != CKU_SO && user != CKU_USER)
-			continue;
-		w = &pins[user];
-		if (strcmp((const char *)sqlite3_column_text(s, 1), "scrypt") != 0 ||
-		    sqlite3_column_bytes(s, 5) != PG_SALT_LEN || sqlite3_column_bytes(s, 6) != PG_WRAPPED_LEN)
-			return db_error(tok, SQLITE_CORRUPT, "PIN row");
-		w->set = true;
-		w->log2n = (unsigned)sqlite3_column_int(s, 2);
-		w->r = (unsigned)sqlite3_column_int(s, 3);
-		w->p = (unsigned)sqlite3_column_int(s, 4);
-		memcpy(w->salt, sqlite3_column_blob(s, 5), PG_SALT_LEN);
-		memcpy(w->wrapped, sqlite3_column_blob(s, 6), PG_WRAPPED_LEN);
-		w->fails = (unsigned)sqlite3_column_int(s, 7);
-	}
-	sqlite3_reset(s);
-	if (rc != SQLITE_DONE)
-		return db_error(tok, rc, "reading PINs");
-	if (!pins[CKU_SO].set || tok->max_fails == 0)
-		return db_error(tok, SQLITE_CORRUPT, "no SO PIN");
-	memcpy(tok->pins, pins, sizeof(pins));
-	return CKR_OK;
-}
-
-/* Drops token objects whose rows are gone (after tombs were forgotten). */
-static CK_RV
-drop_missing(pg_token *tok)
-{
-	pg_map present;
-	sqlite3_stmt *s = stmt(tok, PG_STMT_IDS);
-	pg_entry *e, *next;
-	int rc;
-
-	pg_map_init(&present);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (!pg_map_add(&present, (uint64_t)sqlite3_column_int64(s, 0), tok)) {
-			pg_map_clear(&present);
-			sqlite3_reset(s);
-			return CKR_HOST_MEMORY;
-		}
-	}
-	sqlite3_reset(s);
-	for (e = tok->objects; rc == SQLITE_DONE && e != NULL; e = next) {
-		next = e->next;
-		if (e->obj.row != 0 && pg_map_get(&present, (uint64_t)e->obj.row) == NULL)
-			pg_entry_unpublish_locked(e);
-	}
-	pg_map_clear(&present);
-	return rc == SQLITE_DONE ? CKR_OK : db_error(tok, rc, "listing objects");
-}
-
-static CK_RV
-apply_tombs(pg_token *tok)
-{
-	sqlite3_stmt *s = stmt(tok, PG_STMT_TOMBS);
-	int rc;
-
-	sqlite3_bind_int64(s, 1, tok->change);
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		pg_entry *e = pg_map_get(&tok->rows, (uint64_t)sqlite3_column_int64(s, 0));
-		if (e != NULL && e->version < sqlite3_column_int64(s, 1))
-			pg_entry_unpublish_locked(e);
-	}
-	sqlite3_reset(s);
-	return rc == SQLITE_DONE ? CKR_OK : db_error(tok, rc, "reading deletions");
-}
-
-static CK_RV
-apply_row(pg_token *tok, sqlite3_stmt *s, pg_sealer *sealer)
-{
-	int64_t row = sqlite3_column_int64(s, 0);
-	int64_t version = sqlite3_column_int64(s, 4);
-	pg_entry *old = pg_map_get(&tok->rows, (uint64_t)row);
-	pg_entry *e;
-	bool ok;
-
-	if (old != NULL && old->version == version)
-		return CKR_OK;
-	e = pg_entry_load(tok, row, sqlite3_column_blob(s, 1), (size_t)sqlite3_column_bytes(s, 1),
-	                  (CK_OBJECT_CLASS)sqlite3_column_int64(s, 2), sqlite3_column_int(s, 3) != 0,
-	                  version, sqlite3_column_blob(s, 5), (size_t)sqlite3_column_bytes(s, 5),
-	                  sealer);
-	if (e == NULL) {
-		/* Damaged rows are skipped (reported by pg_entry_load). */
-		pg_entry_unpublish_locked(old);
-		return CKR_OK;
-	}
-	ok = old ? pg_entry_replace_locked(old, e) : pg_entry_publish_locked(e);
-	pg_object_unref_locked(&e->obj);
-	return ok ? CKR_OK : CKR_HOST_MEMORY;
-}
-
-static CK_RV
-apply_changes(pg_token *tok)
-{
-	sqlite3_stmt *s;
-	pg_sealer *sealer = NULL;
-	CK_RV rv = CKR_OK;
-	int rc;
-
-	if (tok->login == PG_LOGIN_USER && tok->key != NULL) {
-		sealer = pg_sealer_new(tok->key);
-		if (sealer == NULL)
-			return CKR_HOST_MEMORY;
-	}
-	s = stmt(tok, PG_STMT_CHANGED);
-	sqlite3_bind_int64(s, 1, tok->change);
-	while (rv == CKR_OK && (rc = sqlite3_step(s)) == SQLITE_ROW)
-		rv = apply_row(tok, s, sealer);
-	sqlite3_reset(s);
-	pg_sealer_free(sealer);
-	if (rv == CKR_OK && rc != SQLITE_DONE)
-		rv = db_error(tok, rc, "reading objects");
-	return rv;
-}
-
-/* Loads what changed since tok->change; inside a read or write transaction. */
-static CK_RV
-load_changes(pg_token *tok)
-{
-	int64_t change = 0, epoch = 0;
-	CK_RV rv = load_meta(tok, &change, &epoch);
-
-	if (rv != CKR_OK)
-		return rv;
-	if (epoch != tok->epoch) {
-		/* Initialised anew (by us or another process): start over. */
-		if (tok->epoch != -1)
-			pg_token_logout_locked(tok);
-		for (pg_entry *e = tok->objects, *next; e != NULL; e = next) {
-			next = e->next;
-			if (e->obj.row != 0)
-				pg_entry_unpublish_locked(e);
-		}
-		tok->epoch = epoch;
-		tok->change = -1;
-	}
-	if (change == tok->change)
-		return CKR_OK;
-	if (tok->change >= 0 && tok->change < tok->tomb_floor)
-		rv = drop_missing(tok);
-	else if (tok->change >= 0)
-		rv = apply_tombs(tok);
-	if (rv == CKR_OK)
-		rv = apply_changes(tok);
-	if (rv == CKR_OK)
-		tok->change = change;
-	return rv;
-}
-
-CK_RV
-pg_db_sync(pg_token *tok)
-{
-	sqlite3_stmt *s;
-	int64_t dv;
-	CK_RV rv;
-	int rc;
-
-	if (tok->db == NULL)
-		return CKR_OK;
-	if (tok->broken)
-		return CKR_DEVICE_ERROR;
-	if (tok->in_write)
-		return CKR_OK;
-	s = stmt(tok, PG_STMT_DATA_VERSION);
-	rc = sqlite3_step(s);
-	if (rc != SQLITE_ROW) {
-		sqlite3_reset(s);
-		return db_error(tok, rc, "data_version");
-	}
-	dv = sqlite3_column_int64(s, 0);
-	sqlite3_reset(s);
-	if (dv == tok->data_version)
-		return CKR_OK;
-	rc = exec(tok, "BEGIN");
-	if (rc != SQLITE_OK)
-		return db_error(tok, rc, "BEGIN");
-	rv = load_changes(tok);
-	exec(tok, rv == CKR_OK ? "COMMIT" : "ROLLBACK");
-	if (rv == CKR_OK)
-		tok->data_version = dv;
-	return rv;
-}
-
-CK_RV
-pg_db_begin(pg_token *tok)
-{
-	CK_RV rv;
-	int rc;
-
-	if (tok->db == NULL || tok->broken)
-		return CKR_DEVICE_ERROR;
-	rc = exec(tok, "BEGIN IMMEDIATE");
-	if (rc != SQLITE_OK)
-		return db_error(tok, rc, "BEGIN IMMEDIATE");
-	rv = load_changes(tok);
-	if (rv != CKR_OK) {
-		exec(tok, "ROLLBACK");
-		return rv;
-	}
-	tok->in_write = true;
-	return CKR_OK;
-}
-
 CK_RV
 pg_db_commit(pg_token *tok)
 {
-	sqlite3_stmt *s = stmt(tok, PG_STMT_CHANGE);
+	sqlite3_stmt *s = pg_db_stmt(tok, PG_STMT_CHANGE);
 	int rc;
 
 	sqlite3_bind_int64(s, 1, tok->change + 1);
 	rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	if (rc == SQLITE_DONE)
-		rc = exec(tok, "COMMIT");
+		rc = pg_db_exec(tok, "COMMIT");
 	if (rc != SQLITE_OK && rc != SQLITE_DONE) {
 		pg_db_rollback(tok);
-		return db_error(tok, rc, "COMMIT");
+		return pg_db_error(tok, rc, "COMMIT");
 	}
 	tok->in_write = false;
 	tok->change++;
@@ -432,14 +203,14 @@ void
 pg_db_rollback(pg_token *tok)
 {
 	if (sqlite3_get_autocommit(tok->db) == 0)
-		exec(tok, "ROLLBACK");
+		pg_db_exec(tok, "ROLLBACK");
 	tok->in_write = false;
 }
 
 CK_RV
 pg_db_put(pg_token *tok, pg_entry *e, const pg_buf *record, bool update)
 {
-	sqlite3_stmt *s = stmt(tok, update ? PG_STMT_UPDATE : PG_STMT_INSERT);
+	sqlite3_stmt *s = pg_db_stmt(tok, update ? PG_STMT_UPDATE : PG_STMT_INSERT);
 	int64_t version = tok->change + 1;
 	int rc;
 
@@ -455,7 +226,7 @@ pg_db_put(pg_token *tok, pg_entry *e, const pg_buf *record, bool update)
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
 	if (rc != SQLITE_DONE)
-		return db_error(tok, rc, "writing an object");
+		return pg_db_error(tok, rc, "writing an object");
 	if (update && sqlite3_changes(tok->db) != 1)
 		return CKR_OBJECT_HANDLE_INVALID;
 	if (!update)
@@ -467,7 +238,7 @@ pg_db_put(pg_token *tok, pg_entry *e, const pg_buf *record, bool update)
 CK_RV
 pg_db_delete(pg_token *tok, pg_entry *e)
 {
-	sqlite3_stmt *s = stmt(tok, PG_STMT_DELETE);
+	sqlite3_stmt *s = pg_db_stmt(tok, PG_STMT_DELETE);
 	int64_t version = tok->change + 1;
 	int rc;
 
@@ -475,14 +246,14 @@ pg_db_delete(pg_token *tok, pg_entry *e)
 	rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
-		return db_error(tok, rc, "deleting an object");
-	s = stmt(tok, PG_STMT_TOMB);
+		return pg_db_error(tok, rc, "deleting an object");
+	s = pg_db_stmt(tok, PG_STMT_TOMB);
 	sqlite3_bind_int64(s, 1, version);
 	sqlite3_bind_int64(s, 2, e->obj.row);
 	rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
-		return db_error(tok, rc, "recording a deletion");
+		return pg_db_error(tok, rc, "recording a deletion");
 	/* Forget old deletions now and then; readers behind rescan (drop_missing). */
 	if (version % 1000 == 0 && version > TOMB_KEEP) {
 		char sql[160];
@@ -490,9 +261,9 @@ pg_db_delete(pg_token *tok, pg_entry *e)
 		         "DELETE FROM tomb WHERE version <= %lld;"
 		         "UPDATE token SET tomb_floor = %lld WHERE id = 1;",
 		         (long long)(version - TOMB_KEEP), (long long)(version - TOMB_KEEP));
-		rc = exec(tok, sql);
+		rc = pg_db_exec(tok, sql);
 		if (rc != SQLITE_OK)
-			return db_error(tok, rc, "pruning deletions");
+			return pg_db_error(tok, rc, "pruning deletions");
 	}
 	return CKR_OK;
 }
@@ -500,7 +271,7 @@ pg_db_delete(pg_token *tok, pg_entry *e)
 CK_RV
 pg_db_set_pin(pg_token *tok, CK_USER_TYPE user, const pg_pin_wrap *w)
 {
-	sqlite3_stmt *s = stmt(tok, PG_STMT_PIN_SET);
+	sqlite3_stmt *s = pg_db_stmt(tok, PG_STMT_PIN_SET);
 	int rc;
 
 	sqlite3_bind_int64(s, 1, (sqlite3_int64)user);
@@ -513,7 +284,7 @@ pg_db_set_pin(pg_token *tok, CK_USER_TYPE user, const pg_pin_wrap *w)
 	sqlite3_reset(s);
 	sqlite3_clear_bindings(s);
 	if (rc != SQLITE_DONE)
-		return db_error(tok, rc, "writing a PIN");
+		return pg_db_error(tok, rc, "writing a PIN");
 	tok->pins[user] = *w;
 	tok->pins[user].fails = 0;
 	return CKR_OK;
@@ -522,7 +293,7 @@ pg_db_set_pin(pg_token *tok, CK_USER_TYPE user, const pg_pin_wrap *w)
 CK_RV
 pg_db_set_fails(pg_token *tok, CK_USER_TYPE user, unsigned fails)
 {
-	sqlite3_stmt *s = stmt(tok, PG_STMT_FAILS);
+	sqlite3_stmt *s = pg_db_stmt(tok, PG_STMT_FAILS);
 	int rc;
 
 	sqlite3_bind_int64(s, 1, (sqlite3_int64)user);
@@ -530,7 +301,7 @@ pg_db_set_fails(pg_token *tok, CK_USER_TYPE user, unsigned fails)
 	rc = sqlite3_step(s);
 	sqlite3_reset(s);
 	if (rc != SQLITE_DONE)
-		return db_error(tok, rc, "writing a PIN counter");
+		return pg_db_error(tok, rc, "writing a PIN counter");
 	tok->pins[user].fails = fails;
 	return CKR_OK;
 }
@@ -541,7 +312,7 @@ pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const pg_pin_wrap *so)
 	sqlite3_stmt *s = NULL;
 	int rc;
 
-	rc = exec(tok, "DELETE FROM object; DELETE FROM tomb; DELETE FROM pin;");
+	rc = pg_db_exec(tok, "DELETE FROM object; DELETE FROM tomb; DELETE FROM pin;");
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(tok->db, "UPDATE token SET label = ?1, epoch = epoch + 1,"
 		                        " tomb_floor = ?2 WHERE id = 1", -1, &s, NULL);
@@ -552,7 +323,7 @@ pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const pg_pin_wrap *so)
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_OK)
-		return db_error(tok, rc, "initialising the token");
+		return pg_db_error(tok, rc, "initialising the token");
 	return pg_db_set_pin(tok, CKU_SO, so);
 }
 

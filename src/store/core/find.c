@@ -141,7 +141,7 @@ pg_find_init(pg_session *s, const CK_ATTRIBUTE *tmpl, CK_ULONG n)
 	if (f == NULL)
 		return CKR_HOST_MEMORY;
 	pg_store_lock();
-	rv = pg_db_sync(s->tok);
+	rv = pg_token_sync(s->tok);
 	if (rv == CKR_OK)
 		rv = collect_locked(s, tmpl, n, f);
 	pg_store_unlock();

@@ -107,7 +107,7 @@ token_open(pg_token *tok, bool quiet)
 	tok->free_slot = false;
 	if (pg_db_open(tok) != CKR_OK)
 		return;
-	if (pg_db_sync(tok) != CKR_OK) {
+	if (pg_token_sync(tok) != CKR_OK) {
 		pg_entries_free_token_locked(tok, false);
 		pg_db_close(tok, false);
 		return;
@@ -344,7 +344,7 @@ C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
 	else if (pInfo == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	else
-		rv = pg_db_sync(tok);
+		rv = pg_token_sync(tok);
 	if (rv == CKR_OK)
 		token_info_locked(tok, pInfo);
 	pg_store_unlock();
@@ -426,7 +426,7 @@ init_again_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_
 	pg_token_key *key = NULL;
 	pg_pin_wrap so;
 	unsigned log2n = pg_store.kdf_log2n, gen = pg_store.generation;
-	CK_RV rv = pg_db_sync(tok);
+	CK_RV rv = pg_token_sync(tok);
 
 	if (rv == CKR_OK)
 		rv = pg_pin_verify_locked(tok, CKU_SO, pin, len, &key);
@@ -443,7 +443,7 @@ init_again_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_
 	if (rv == CKR_OK && tok->sessions > 0)
 		rv = CKR_SESSION_EXISTS;
 	if (rv == CKR_OK)
-		rv = pg_db_begin(tok);
+		rv = pg_token_begin_write(tok);
 	if (rv != CKR_OK)
 		return rv;
 	rv = pg_db_reinit(tok, label, &so);

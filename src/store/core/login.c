@@ -19,13 +19,13 @@
 static CK_RV
 record_attempt(pg_token *tok, CK_USER_TYPE user, bool ok)
 {
-	CK_RV rv = pg_db_sync(tok);
+	CK_RV rv = pg_token_sync(tok);
 
 	if (rv != CKR_OK)
 		return rv;
 	if (ok && tok->pins[user].fails == 0)
 		return CKR_OK;
-	rv = pg_db_begin(tok);
+	rv = pg_token_begin_write(tok);
 	if (rv != CKR_OK)
 		return rv;
 	rv = pg_db_set_fails(tok, user, ok ? 0 : tok->pins[user].fails + 1);
@@ -88,7 +88,7 @@ session_locked(CK_SESSION_HANDLE handle, CK_RV *rv)
 	if (s == NULL)
 		*rv = CKR_SESSION_HANDLE_INVALID;
 	else
-		*rv = pg_db_sync(s->tok);
+		*rv = pg_token_sync(s->tok);
 	return *rv == CKR_OK ? s : NULL;
 }
 
@@ -159,7 +159,7 @@ context_login(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pPin, CK_ULONG ulPinLe
 	for (int k = 0; k < PG_OP_COUNT; k++)
 		waiting |= pg_session_op(s, (pg_op_kind)k)->need_auth;
 	pg_store_lock();
-	rv = pg_db_sync(s->tok);
+	rv = pg_token_sync(s->tok);
 	if (rv == CKR_OK && pPin == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	if (rv == CKR_OK && s->tok->login != PG_LOGIN_USER)
@@ -251,7 +251,7 @@ store_pin_locked(pg_token *tok, CK_USER_TYPE user, pg_token_key *key, const CK_U
 	if (rv == CKR_OK && (!pg_store.initialized || pg_store.generation != gen))
 		rv = CKR_CRYPTOKI_NOT_INITIALIZED;
 	if (rv == CKR_OK)
-		rv = pg_db_begin(tok);
+		rv = pg_token_begin_write(tok);
 	if (rv == CKR_OK) {
 		rv = pg_db_set_pin(tok, user, &wrap);
 		if (rv == CKR_OK)

@@ -1,7 +1,9 @@
 /*
  * p11glue-store: the PKCS#11 entry points implemented by the mech layer
- * (crypto-*.c), for module.c to put in the function lists (never
- * installed).
+ * (crypto-*.c), for the function lists of ../module.c (never installed).
+ * The build reads the pg_C_ names declared here: each becomes the
+ * function list member of its call, and an exported C_Xxx forwards to
+ * it (gen-entry.py).
  *
  * Each pg_C_Xxx has the signature and semantics of the specification's
  * C_Xxx (PKCS#11 3.0 base specification, sections 5.8 to 5.19): the

@@ -2,7 +2,8 @@
  * p11glue-store: internal interfaces between the parts of the key store
  * module (never installed).
  *
- *   module.c    C_Initialize/Finalize/GetInfo, interface and function lists
+ *   ../module.c the function lists and interfaces, C_GetInfo
+ *   state.c     C_Initialize/Finalize, the module mutex, fork handling
  *   slot.c      slots, tokens, C_InitToken, mechanism list/info entry points
  *   session.c   sessions (login.c: login, PINs)
  *   object.c    object entry points (find.c: C_FindObjects*; entry.c: the
@@ -12,8 +13,9 @@
  *   db.c        one SQLite database per token (WAL), multi-process sync
  *   seal.c      the token key, PIN-derived wrapping keys, AES-256-GCM at rest
  *   core.h      the core's internals (map.c: hash maps)
- *   crypto-*.c  mechanisms through libcrypto (the "mech" layer below;
- *               mech-entry.[ch] put its entry points in the lists)
+ *   ../mech/   mechanisms through libcrypto (the "mech" layer below,
+ *               crypto-*.c); the build generates the forwarders and the
+ *               list members (mech-entry.[ch]) from pkcs11-calls.h
  *
  * Locking: one module mutex (pg_store_lock) guards the slot, session and
  * object tables. It is never held during a cryptographic operation: the
@@ -197,7 +199,7 @@ void pg_mech_key_free(void *key);
  */
 
 /* ---------------------------------------------------------------------------
- * Module state (module.c).
+ * Module state (state.c).
  */
 void pg_store_lock(void);
 void pg_store_unlock(void);

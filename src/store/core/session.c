@@ -334,7 +334,7 @@ pg_session_key(pg_session *session, CK_OBJECT_HANDLE handle, pg_object **key)
 	 */
 	e = pg_entry_find_locked(handle);
 	if (e == NULL) {
-		rv = pg_db_sync(session->tok);
+		rv = pg_token_sync(session->tok);
 		if (rv != CKR_OK)
 			goto out;
 		e = pg_entry_find_locked(handle);

@@ -1,5 +1,5 @@
 /*
- * p11glue-store: internals of the store core (module.c, slot.c,
+ * p11glue-store: internals of the store core (state.c, slot.c,
  * session.c, object.c, find.c, attrs.c, rules.c, record.c, map.c, db.c,
  * seal.c). The mech layer uses store.h only.
  *
@@ -221,7 +221,7 @@ struct pg_token {
 	bool free_slot;              /* no token yet: C_InitToken makes one */
 	bool broken;                 /* unusable database: CKR_DEVICE_ERROR */
 
-	/* From the database (pg_db_sync). */
+	/* From the database (pg_token_sync). */
 	CK_UTF8CHAR label[32];
 	char serial[16];
 	int64_t epoch;               /* changes when the token is initialised again */
@@ -230,7 +230,7 @@ struct pg_token {
 	int64_t change;              /* last change counter seen */
 	int64_t tomb_floor;          /* deletions before this are forgotten */
 	int64_t data_version;
-	bool in_write;               /* inside pg_db_begin .. commit/rollback */
+	bool in_write;               /* inside pg_token_begin_write .. commit/rollback */
 
 	/* This application's state. */
 	pg_login login;
@@ -242,7 +242,7 @@ struct pg_token {
 	pg_map index;                /* pg_hash of (type, value) -> pg_entry */
 };
 
-/* The module's state (module.c); guarded by the module mutex. */
+/* The module's state (state.c); guarded by the module mutex. */
 typedef struct {
 	bool initialized;
 	char *dir;                   /* the store directory */
@@ -285,10 +285,6 @@ void pg_db_close(pg_token *tok, bool forked);
 /* Creates a token file atomically; CKR_FUNCTION_FAILED when the name is taken. */
 CK_RV pg_db_create(const char *path, const CK_UTF8CHAR label[32], const pg_pin_wrap *so,
                    unsigned max_fails) PG_MUST_CHECK;
-/* Brings the in-memory token up to date with the database. */
-CK_RV pg_db_sync(pg_token *tok) PG_MUST_CHECK;
-/* Starts a write (BEGIN IMMEDIATE, then sync); end with commit or rollback. */
-CK_RV pg_db_begin(pg_token *tok) PG_MUST_CHECK;
 CK_RV pg_db_commit(pg_token *tok) PG_MUST_CHECK;
 void pg_db_rollback(pg_token *tok);
 /* Inside a write: stores an object's record (sets e->row, e->version). */
@@ -300,6 +296,18 @@ CK_RV pg_db_set_fails(pg_token *tok, CK_USER_TYPE user, unsigned fails) PG_MUST_
 CK_RV pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const pg_pin_wrap *so) PG_MUST_CHECK;
 /* Runs PRAGMA integrity_check; for tests and tools. */
 bool pg_db_check(const char *path);
+/* A prepared statement (PG_STMT_*), reset and unbound. */
+sqlite3_stmt *pg_db_stmt(pg_token *tok, int which);
+/* Runs SQL without results; an SQLite result code. */
+int pg_db_exec(pg_token *tok, const char *sql);
+/* Reports an SQLite failure (marking a damaged file broken); the CKR_. */
+CK_RV pg_db_error(pg_token *tok, int rc, const char *what);
+
+/* sync.c: the in-memory token brought up to date with the database. */
+CK_RV pg_token_sync(pg_token *tok) PG_MUST_CHECK;
+/* Starts a write (BEGIN IMMEDIATE, then sync); end with pg_db_commit or
+ * pg_db_rollback. */
+CK_RV pg_token_begin_write(pg_token *tok) PG_MUST_CHECK;
 
 /* ---------------------------------------------------------------------------
  * Sessions (session.c).
@@ -372,7 +380,7 @@ CK_RV pg_find_init(pg_session *session, const CK_ATTRIBUTE *tmpl, CK_ULONG n) PG
 bool pg_entry_matches(const pg_entry *e, const CK_ATTRIBUTE *tmpl, CK_ULONG n);
 
 /* ---------------------------------------------------------------------------
- * Module helpers (module.c).
+ * Module helpers (state.c).
  */
 pthread_mutex_t *pg_store_mutex(void);
 /* Parses the C_Initialize reserved string ("key=value ..."). */

@@ -33,7 +33,7 @@ object_locked(CK_SESSION_HANDLE hs, CK_OBJECT_HANDLE ho, pg_session **session, C
 		*rv = CKR_SESSION_HANDLE_INVALID;
 		return NULL;
 	}
-	*rv = pg_db_sync(s->tok);
+	*rv = pg_token_sync(s->tok);
 	if (*rv != CKR_OK)
 		return NULL;
 	e = pg_entry_find_locked(ho);
@@ -127,7 +127,7 @@ entries_store_locked(pg_token *tok, pg_entry **es, size_t n)
 		return CKR_OK;
 	if (tok->key != NULL && (sealer = pg_sealer_new(tok->key)) == NULL)
 		return CKR_HOST_MEMORY;
-	rv = pg_db_begin(tok);
+	rv = pg_token_begin_write(tok);
 	for (size_t i = 0; rv == CKR_OK && i < n; i++) {
 		if (es[i]->obj.owner == 0)
 			rv = entry_write(tok, es[i], sealer, false);
@@ -183,7 +183,7 @@ create(CK_SESSION_HANDLE hs, make_req *reqs, size_t count)
 		if (s == NULL)
 			rv = CKR_SESSION_HANDLE_INVALID;
 		else
-			rv = pg_db_sync(s->tok);
+			rv = pg_token_sync(s->tok);
 		for (size_t i = 0; rv == CKR_OK && i < count; i++) {
 			if ((reqs[i].tmpl == NULL && reqs[i].n > 0) || reqs[i].out == NULL)
 				rv = CKR_ARGUMENTS_BAD;
@@ -287,7 +287,7 @@ C_DestroyObject(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject)
 	else if (!pg_attrs_bool(&e->obj.attrs, CKA_DESTROYABLE, true))
 		rv = CKR_ACTION_PROHIBITED;
 	else if (e->obj.owner == 0)
-		rv = pg_db_begin(s->tok);
+		rv = pg_token_begin_write(s->tok);
 	if (rv != CKR_OK || e->obj.owner != 0)
 		goto done;
 	rv = pg_db_delete(s->tok, e);
@@ -450,7 +450,7 @@ replace_locked(pg_entry *e, pg_attrs *attrs)
 		if (e->tok->key != NULL && (sealer = pg_sealer_new(e->tok->key)) == NULL)
 			rv = CKR_HOST_MEMORY;
 		if (rv == CKR_OK)
-			rv = pg_db_begin(e->tok);
+			rv = pg_token_begin_write(e->tok);
 		if (rv == CKR_OK) {
 			rv = entry_write(e->tok, fresh, sealer, true);
 			if (rv == CKR_OK)
