@@ -1,8 +1,8 @@
 /*
  * p11glue-store: C_Encrypt* and C_Decrypt* (base specification 5.9, 5.10).
  *
- * Every call checks, in order: the session (pg_call_begin), the
- * arguments, the operation state; then works. Output follows 5.2: a
+ * Every call checks, in order: the session, the arguments, the
+ * operation state (pg_op_init, pg_op_enter); then works. Output follows 5.2: a
  * NULL buffer asks for the length, a short one gets CKR_BUFFER_TOO_SMALL,
  * and both keep the operation; a single-part or final call that does
  * anything else ends it, as does any failure of an update.
@@ -15,78 +15,34 @@ static void cipher_free(void *state)
 	pg_cipher_free(state);
 }
 
-static CK_RV crypt_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE hkey,
-                        pg_op_kind kind)
+static CK_RV cipher_make(const pg_mech *mech, CK_MECHANISM_PTR m, pg_key *key, pg_op_kind kind,
+                         void **state)
 {
-	pg_session *s;
-	const pg_mech *mech;
-	pg_key_use use;
-	pg_key *key;
 	pg_cipher *c = NULL;
-	CK_RV rv = pg_call_begin(h, &s);
+	CK_RV rv = pg_cipher_new(mech, m, key, kind == PG_OP_ENCRYPT, &c);
 
-	if (rv != CKR_OK)
-		return rv;
-	/* 3.0, 5.9: a NULL mechanism ends the active operation. */
-	if (m == NULL) {
-		if (pg_op_state(s, kind) != NULL)
-			pg_session_op_end(s, kind);
-		return pg_call_end(s, CKR_OK);
-	}
-	if (pg_op_state(s, kind) != NULL)
-		return pg_call_end(s, CKR_OPERATION_ACTIVE);
-	pg_key_use_init(&use, kind);
-	rv = pg_op_key(s, hkey, m, &use, &mech, &key);
-	if (rv == CKR_OK) {
-		rv = pg_cipher_new(mech, m, key, kind == PG_OP_ENCRYPT, &c);
-		pg_key_unref(key);
-	}
-	if (rv == CKR_OK) {
-		pg_op_set(s, kind, c, cipher_free);
-		pg_session_op(s, kind)->need_auth = use.always_auth;
-	}
-	return pg_call_end(s, rv);
-}
-
-/* Ends a single-part or final call: the operation ends unless 5.2 keeps it. */
-static CK_RV finish(pg_session *s, pg_op_kind kind, CK_RV rv, const void *out)
-{
-	if (!pg_op_keep(rv, out) && pg_op_state(s, kind) != NULL)
-		pg_session_op_end(s, kind);
-	return pg_call_end(s, rv);
-}
-
-/* Ends an update: a failure other than a short buffer ends the operation. */
-static CK_RV finish_update(pg_session *s, pg_op_kind kind, CK_RV rv)
-{
-	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL && pg_op_state(s, kind) != NULL)
-		pg_session_op_end(s, kind);
-	return pg_call_end(s, rv);
+	*state = c;
+	return rv;
 }
 
 static CK_RV crypt_oneshot(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR in, CK_ULONG in_len,
                            CK_BYTE_PTR out, CK_ULONG_PTR out_len)
 {
 	pg_session *s;
-	pg_cipher *c;
 	size_t n;
-	CK_RV rv = pg_call_begin(h, &s);
+	CK_RV rv;
+	pg_cipher *c = pg_op_enter(h, kind, (in != NULL || in_len == 0) && out_len != NULL, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	if ((in == NULL && in_len > 0) || out_len == NULL)
-		return finish(s, kind, CKR_ARGUMENTS_BAD, NULL);
-	c = pg_op_ready(s, kind, &rv);
 	if (c == NULL)
-		return pg_call_end(s, rv);
+		return rv;
 	/* 5.9: C_Encrypt cannot finish a multi-part operation. */
 	if (pg_cipher_started(c))
-		return finish(s, kind, CKR_OPERATION_ACTIVE, NULL);
+		return pg_op_finish(s, kind, CKR_OPERATION_ACTIVE, NULL);
 	n = out != NULL ? *out_len : 0;
 	rv = pg_cipher_oneshot(c, in, in_len, out, &n);
 	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
 		*out_len = n;
-	return finish(s, kind, rv, out);
+	return pg_op_finish(s, kind, rv, out);
 }
 
 CK_RV pg_crypt_update(pg_session *s, pg_op_kind kind, CK_BYTE_PTR in, CK_ULONG in_len,
@@ -116,7 +72,7 @@ static CK_RV crypt_update(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR in, 
 	if (rv != CKR_OK)
 		return rv;
 	if ((in == NULL && in_len > 0) || out_len == NULL)
-		return finish_update(s, kind, CKR_ARGUMENTS_BAD);
+		return pg_op_finish_update(s, kind, CKR_ARGUMENTS_BAD);
 	return pg_call_end(s, pg_crypt_update(s, kind, in, in_len, out, out_len));
 }
 
@@ -124,28 +80,23 @@ static CK_RV crypt_final(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR out,
                          CK_ULONG_PTR out_len)
 {
 	pg_session *s;
-	pg_cipher *c;
 	size_t n;
-	CK_RV rv = pg_call_begin(h, &s);
+	CK_RV rv;
+	pg_cipher *c = pg_op_enter(h, kind, out_len != NULL, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	if (out_len == NULL)
-		return finish(s, kind, CKR_ARGUMENTS_BAD, NULL);
-	c = pg_op_ready(s, kind, &rv);
 	if (c == NULL)
-		return pg_call_end(s, rv);
+		return rv;
 	n = out != NULL ? *out_len : 0;
 	rv = pg_cipher_final(c, out, &n);
 	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
 		*out_len = n;
-	return finish(s, kind, rv, out);
+	return pg_op_finish(s, kind, rv, out);
 }
 
 CK_RV pg_C_EncryptInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
                        CK_OBJECT_HANDLE hKey)
 {
-	return crypt_init(hSession, pMechanism, hKey, PG_OP_ENCRYPT);
+	return pg_op_init(hSession, pMechanism, hKey, PG_OP_ENCRYPT, cipher_make, cipher_free);
 }
 
 CK_RV pg_C_Encrypt(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
@@ -171,7 +122,7 @@ CK_RV pg_C_EncryptFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pLastEncryptedPa
 CK_RV pg_C_DecryptInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
                        CK_OBJECT_HANDLE hKey)
 {
-	return crypt_init(hSession, pMechanism, hKey, PG_OP_DECRYPT);
+	return pg_op_init(hSession, pMechanism, hKey, PG_OP_DECRYPT, cipher_make, cipher_free);
 }
 
 CK_RV pg_C_Decrypt(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedData,

@@ -38,42 +38,28 @@ static void msg_free(void *state)
 	free(op);
 }
 
+static CK_RV msg_make(const pg_mech *mech, CK_MECHANISM_PTR m, pg_key *key, pg_op_kind kind,
+                      void **state)
+{
+	msg_op *op;
+
+	(void)mech;
+	(void)m;
+	if (pg_aes_cipher(PG_AES_GCM, key->secret_len) == NULL)
+		return CKR_KEY_SIZE_RANGE;
+	op = calloc(1, sizeof(*op));
+	if (op == NULL)
+		return CKR_HOST_MEMORY;
+	op->key = pg_key_ref(key);
+	op->encrypt = kind == PG_OP_MESSAGE_ENCRYPT;
+	*state = op;
+	return CKR_OK;
+}
+
 static CK_RV msg_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE hkey,
                       pg_op_kind kind)
 {
-	pg_session *s;
-	const pg_mech *mech;
-	pg_key_use use;
-	pg_key *key = NULL;
-	msg_op *op;
-	CK_RV rv = pg_call_begin(h, &s);
-
-	if (rv != CKR_OK)
-		return rv;
-	if (m == NULL) {
-		if (pg_op_state(s, kind) != NULL)
-			pg_session_op_end(s, kind);
-		return pg_call_end(s, CKR_OK);
-	}
-	if (pg_op_state(s, kind) != NULL)
-		return pg_call_end(s, CKR_OPERATION_ACTIVE);
-	pg_key_use_init(&use, kind);
-	rv = pg_op_key(s, hkey, m, &use, &mech, &key);
-	if (rv == CKR_OK && pg_aes_cipher(PG_AES_GCM, key->secret_len) == NULL)
-		rv = CKR_KEY_SIZE_RANGE;
-	if (rv != CKR_OK) {
-		pg_key_unref(key);
-		return pg_call_end(s, rv);
-	}
-	op = calloc(1, sizeof(*op));
-	if (op == NULL) {
-		pg_key_unref(key);
-		return pg_call_end(s, CKR_HOST_MEMORY);
-	}
-	op->key = key;
-	op->encrypt = kind == PG_OP_MESSAGE_ENCRYPT;
-	pg_op_set(s, kind, op, msg_free);
-	return pg_call_end(s, CKR_OK);
+	return pg_op_init(h, m, hkey, kind, msg_make, msg_free);
 }
 
 /*

@@ -73,6 +73,70 @@ bool pg_op_keep(CK_RV rv, const void *out)
 	return rv == CKR_BUFFER_TOO_SMALL || (rv == CKR_OK && out == NULL);
 }
 
+CK_RV pg_op_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE hkey, pg_op_kind kind,
+                 pg_op_make make, void (*free_state)(void *))
+{
+	pg_session *s;
+	const pg_mech *mech;
+	pg_key_use use;
+	pg_key *key;
+	void *state = NULL;
+	CK_RV rv = pg_call_begin(h, &s);
+
+	if (rv != CKR_OK)
+		return rv;
+	/* 3.0, 5.9 to 5.19: a NULL mechanism ends the active operation. */
+	if (m == NULL) {
+		if (pg_op_state(s, kind) != NULL)
+			pg_session_op_end(s, kind);
+		return pg_call_end(s, CKR_OK);
+	}
+	if (pg_op_state(s, kind) != NULL)
+		return pg_call_end(s, CKR_OPERATION_ACTIVE);
+	pg_key_use_init(&use, kind);
+	rv = pg_op_key(s, hkey, m, &use, &mech, &key);
+	if (rv == CKR_OK) {
+		rv = make(mech, m, key, kind, &state);
+		pg_key_unref(key);
+	}
+	if (rv == CKR_OK) {
+		pg_op_set(s, kind, state, free_state);
+		pg_session_op(s, kind)->need_auth = use.always_auth;
+	}
+	return pg_call_end(s, rv);
+}
+
+void *pg_op_enter(CK_SESSION_HANDLE h, pg_op_kind kind, bool args_ok, pg_session **s, CK_RV *rv)
+{
+	void *state;
+
+	*rv = pg_call_begin(h, s);
+	if (*rv != CKR_OK)
+		return NULL;
+	if (!args_ok) {
+		*rv = pg_op_finish_update(*s, kind, CKR_ARGUMENTS_BAD);
+		return NULL;
+	}
+	state = pg_op_ready(*s, kind, rv);
+	if (state == NULL)
+		*rv = pg_call_end(*s, *rv);
+	return state;
+}
+
+CK_RV pg_op_finish(pg_session *s, pg_op_kind kind, CK_RV rv, const void *out)
+{
+	if (!pg_op_keep(rv, out) && pg_op_state(s, kind) != NULL)
+		pg_session_op_end(s, kind);
+	return pg_call_end(s, rv);
+}
+
+CK_RV pg_op_finish_update(pg_session *s, pg_op_kind kind, CK_RV rv)
+{
+	if (rv != CKR_OK && rv != CKR_BUFFER_TOO_SMALL && pg_op_state(s, kind) != NULL)
+		pg_session_op_end(s, kind);
+	return pg_call_end(s, rv);
+}
+
 CK_FLAGS pg_op_flag(pg_op_kind kind)
 {
 	switch (kind) {

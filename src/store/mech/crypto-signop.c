@@ -14,65 +14,20 @@ static void sign_free(void *state)
 	pg_sign_free(state);
 }
 
+static CK_RV sign_make(const pg_mech *mech, CK_MECHANISM_PTR m, pg_key *key, pg_op_kind kind,
+                       void **state)
+{
+	pg_sign *sign = NULL;
+	CK_RV rv = pg_sign_new(mech, m, key, kind, &sign);
+
+	*state = sign;
+	return rv;
+}
+
 static CK_RV sign_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE hkey,
                        pg_op_kind kind)
 {
-	pg_session *s;
-	const pg_mech *mech;
-	pg_key_use use;
-	pg_key *key;
-	pg_sign *sign = NULL;
-	CK_RV rv = pg_call_begin(h, &s);
-
-	if (rv != CKR_OK)
-		return rv;
-	/* 3.0, 5.12: a NULL mechanism ends the active operation. */
-	if (m == NULL) {
-		if (pg_op_state(s, kind) != NULL)
-			pg_session_op_end(s, kind);
-		return pg_call_end(s, CKR_OK);
-	}
-	if (pg_op_state(s, kind) != NULL)
-		return pg_call_end(s, CKR_OPERATION_ACTIVE);
-	pg_key_use_init(&use, kind);
-	rv = pg_op_key(s, hkey, m, &use, &mech, &key);
-	if (rv == CKR_OK) {
-		rv = pg_sign_new(mech, m, key, kind, &sign);
-		pg_key_unref(key);
-	}
-	if (rv == CKR_OK) {
-		pg_op_set(s, kind, sign, sign_free);
-		pg_session_op(s, kind)->need_auth = use.always_auth;
-	}
-	return pg_call_end(s, rv);
-}
-
-/* The active operation of a kind, or NULL with *rv set. */
-static pg_sign *active(pg_session *s, pg_op_kind kind, CK_RV *rv)
-{
-	return pg_op_ready(s, kind, rv);
-}
-
-/* Ends a call: the operation ends too unless 5.2 keeps it. */
-static CK_RV finish(pg_session *s, pg_op_kind kind, CK_RV rv, const void *out)
-{
-	if (!pg_op_keep(rv, out) && pg_op_state(s, kind) != NULL)
-		pg_session_op_end(s, kind);
-	return pg_call_end(s, rv);
-}
-
-/* Ends a call that produces no output: a failure ends the operation. */
-static CK_RV finish_update(pg_session *s, pg_op_kind kind, CK_RV rv)
-{
-	if (rv != CKR_OK && pg_op_state(s, kind) != NULL)
-		pg_session_op_end(s, kind);
-	return pg_call_end(s, rv);
-}
-
-/* Ends a call on bad arguments: an active operation ends with it. */
-static CK_RV bad_arguments(pg_session *s, pg_op_kind kind)
-{
-	return finish_update(s, kind, CKR_ARGUMENTS_BAD);
+	return pg_op_init(h, m, hkey, kind, sign_make, sign_free);
 }
 
 /* Signature output per 5.2; calls pg_sign_oneshot/final/recover to make it. */
@@ -111,56 +66,44 @@ CK_RV pg_C_Sign(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLe
                 CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
 	pg_session *s;
-	pg_sign *sign;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv;
+	bool ok = (pData != NULL || ulDataLen == 0) && pulSignatureLen != NULL;
+	pg_sign *sign = pg_op_enter(hSession, PG_OP_SIGN, ok, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	if ((pData == NULL && ulDataLen > 0) || pulSignatureLen == NULL)
-		return bad_arguments(s, PG_OP_SIGN);
-	sign = active(s, PG_OP_SIGN, &rv);
 	if (sign == NULL)
-		return pg_call_end(s, rv);
+		return rv;
 	/* 5.12: C_Sign cannot finish a multi-part operation. */
 	if (pg_sign_started(sign))
 		rv = CKR_OPERATION_ACTIVE;
 	else
 		rv = sign_out(sign, 0, pData, ulDataLen, pSignature, pulSignatureLen);
-	return finish(s, PG_OP_SIGN, rv, pSignature);
+	return pg_op_finish(s, PG_OP_SIGN, rv, pSignature);
 }
 
 CK_RV pg_C_SignUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
 	pg_session *s;
-	pg_sign *sign;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv;
+	bool ok = pPart != NULL || ulPartLen == 0;
+	pg_sign *sign = pg_op_enter(hSession, PG_OP_SIGN, ok, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	if (pPart == NULL && ulPartLen > 0)
-		return bad_arguments(s, PG_OP_SIGN);
-	sign = active(s, PG_OP_SIGN, &rv);
 	if (sign == NULL)
-		return pg_call_end(s, rv);
-	return finish_update(s, PG_OP_SIGN, pg_sign_update(sign, pPart, ulPartLen));
+		return rv;
+	return pg_op_finish_update(s, PG_OP_SIGN, pg_sign_update(sign, pPart, ulPartLen));
 }
 
 CK_RV pg_C_SignFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature,
                      CK_ULONG_PTR pulSignatureLen)
 {
 	pg_session *s;
-	pg_sign *sign;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv;
+	bool ok = pulSignatureLen != NULL;
+	pg_sign *sign = pg_op_enter(hSession, PG_OP_SIGN, ok, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	if (pulSignatureLen == NULL)
-		return bad_arguments(s, PG_OP_SIGN);
-	sign = active(s, PG_OP_SIGN, &rv);
 	if (sign == NULL)
-		return pg_call_end(s, rv);
+		return rv;
 	rv = sign_out(sign, 1, NULL, 0, pSignature, pulSignatureLen);
-	return finish(s, PG_OP_SIGN, rv, pSignature);
+	return pg_op_finish(s, PG_OP_SIGN, rv, pSignature);
 }
 
 CK_RV pg_C_SignRecoverInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
@@ -173,18 +116,14 @@ CK_RV pg_C_SignRecover(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG u
                        CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
 	pg_session *s;
-	pg_sign *sign;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv;
+	bool ok = (pData != NULL || ulDataLen == 0) && pulSignatureLen != NULL;
+	pg_sign *sign = pg_op_enter(hSession, PG_OP_SIGN_RECOVER, ok, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	if ((pData == NULL && ulDataLen > 0) || pulSignatureLen == NULL)
-		return bad_arguments(s, PG_OP_SIGN_RECOVER);
-	sign = active(s, PG_OP_SIGN_RECOVER, &rv);
 	if (sign == NULL)
-		return pg_call_end(s, rv);
+		return rv;
 	rv = sign_out(sign, 2, pData, ulDataLen, pSignature, pulSignatureLen);
-	return finish(s, PG_OP_SIGN_RECOVER, rv, pSignature);
+	return pg_op_finish(s, PG_OP_SIGN_RECOVER, rv, pSignature);
 }
 
 CK_RV pg_C_VerifyInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
@@ -197,16 +136,12 @@ CK_RV pg_C_Verify(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulData
                   CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
 {
 	pg_session *s;
-	pg_sign *sign;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv;
+	bool ok = (pData != NULL || ulDataLen == 0) && (pSignature != NULL || ulSignatureLen == 0);
+	pg_sign *sign = pg_op_enter(hSession, PG_OP_VERIFY, ok, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	if ((pData == NULL && ulDataLen > 0) || (pSignature == NULL && ulSignatureLen > 0))
-		return bad_arguments(s, PG_OP_VERIFY);
-	sign = active(s, PG_OP_VERIFY, &rv);
 	if (sign == NULL)
-		return pg_call_end(s, rv);
+		return rv;
 	if (pg_sign_started(sign))
 		rv = CKR_OPERATION_ACTIVE;
 	else
@@ -219,33 +154,25 @@ CK_RV pg_C_Verify(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulData
 CK_RV pg_C_VerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
 	pg_session *s;
-	pg_sign *sign;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv;
+	bool ok = pPart != NULL || ulPartLen == 0;
+	pg_sign *sign = pg_op_enter(hSession, PG_OP_VERIFY, ok, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	if (pPart == NULL && ulPartLen > 0)
-		return bad_arguments(s, PG_OP_VERIFY);
-	sign = active(s, PG_OP_VERIFY, &rv);
 	if (sign == NULL)
-		return pg_call_end(s, rv);
-	return finish_update(s, PG_OP_VERIFY, pg_sign_update(sign, pPart, ulPartLen));
+		return rv;
+	return pg_op_finish_update(s, PG_OP_VERIFY, pg_sign_update(sign, pPart, ulPartLen));
 }
 
 CK_RV pg_C_VerifyFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature,
                        CK_ULONG ulSignatureLen)
 {
 	pg_session *s;
-	pg_sign *sign;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv;
+	bool ok = pSignature != NULL || ulSignatureLen == 0;
+	pg_sign *sign = pg_op_enter(hSession, PG_OP_VERIFY, ok, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	if (pSignature == NULL && ulSignatureLen > 0)
-		return bad_arguments(s, PG_OP_VERIFY);
-	sign = active(s, PG_OP_VERIFY, &rv);
 	if (sign == NULL)
-		return pg_call_end(s, rv);
+		return rv;
 	rv = pg_verify_final(sign, pSignature, ulSignatureLen);
 	pg_session_op_end(s, PG_OP_VERIFY);
 	return pg_call_end(s, rv);
@@ -261,17 +188,13 @@ CK_RV pg_C_VerifyRecover(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature,
                          CK_ULONG ulSignatureLen, CK_BYTE_PTR pData, CK_ULONG_PTR pulDataLen)
 {
 	pg_session *s;
-	pg_sign *sign;
 	size_t n;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv;
+	bool ok = (pSignature != NULL || ulSignatureLen == 0) && pulDataLen != NULL;
+	pg_sign *sign = pg_op_enter(hSession, PG_OP_VERIFY_RECOVER, ok, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	if ((pSignature == NULL && ulSignatureLen > 0) || pulDataLen == NULL)
-		return bad_arguments(s, PG_OP_VERIFY_RECOVER);
-	sign = active(s, PG_OP_VERIFY_RECOVER, &rv);
 	if (sign == NULL)
-		return pg_call_end(s, rv);
+		return rv;
 	if (pData == NULL) {
 		/* A bound: the recovered data is at most a modulus long. */
 		*pulDataLen = pg_sign_len(sign);
@@ -281,5 +204,5 @@ CK_RV pg_C_VerifyRecover(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature,
 	rv = pg_verify_recover(sign, pSignature, ulSignatureLen, pData, &n);
 	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
 		*pulDataLen = n;
-	return finish(s, PG_OP_VERIFY_RECOVER, rv, pData);
+	return pg_op_finish(s, PG_OP_VERIFY_RECOVER, rv, pData);
 }

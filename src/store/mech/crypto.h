@@ -410,6 +410,32 @@ bool pg_op_keep(CK_RV rv, const void *out);
  */
 void *pg_op_ready(pg_session *session, pg_op_kind kind, CK_RV *rv);
 
+/*
+ * The skeleton every operation's calls share (crypto-op.c).
+ *
+ * pg_op_init is C_XxxInit: the session, a NULL mechanism (ends the
+ * active operation), an active one (CKR_OPERATION_ACTIVE), the key for
+ * the mechanism (pg_op_key), then make builds the state from them (the
+ * key is lent: make takes a reference to keep it), freed by free_state.
+ */
+typedef CK_RV (*pg_op_make)(const pg_mech *mech, CK_MECHANISM_PTR m, pg_key *key,
+                            pg_op_kind kind, void **state);
+CK_RV pg_op_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE hkey, pg_op_kind kind,
+                 pg_op_make make, void (*free_state)(void *));
+/*
+ * Starts a call on the active operation of kind: the session, then the
+ * arguments (args_ok false: CKR_ARGUMENTS_BAD, which ends the
+ * operation), then the state (pg_op_ready). NULL when the call is over
+ * already, with *rv its result; else the state, with *s held until
+ * pg_op_finish, pg_op_finish_update or pg_call_end.
+ */
+void *pg_op_enter(CK_SESSION_HANDLE h, pg_op_kind kind, bool args_ok, pg_session **s, CK_RV *rv);
+/* Ends a single-part or final call: the operation ends unless 5.2 keeps
+ * it (pg_op_keep). Returns rv. */
+CK_RV pg_op_finish(pg_session *s, pg_op_kind kind, CK_RV rv, const void *out);
+/* Ends an update: any failure but a short buffer ends the operation. */
+CK_RV pg_op_finish_update(pg_session *s, pg_op_kind kind, CK_RV rv);
+
 /* The CKF_ mechanism flag and the CKA_ key attribute an operation needs. */
 CK_FLAGS pg_op_flag(pg_op_kind kind);
 CK_ATTRIBUTE_TYPE pg_op_usage(pg_op_kind kind);
