@@ -578,45 +578,8 @@ rc_C_WaitForSlotEvent(CK_FLAGS flags, CK_SLOT_ID_PTR pSlot, CK_VOID_PTR pReserve
  * Interfaces and the function lists
  */
 
-static CK_RV
-rc_C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
-{
-	return pg_interfaces_list(client_interfaces, PG_N_ELEMENTS(client_interfaces), pInterfacesList,
-	                          pulCount);
-}
+#define RC_ENTRY(name, params, args, kind) rc_##name,
+PG_MODULE_LISTS(rc_, RC_ENTRY, client_list, client_list_2, client_interfaces);
+#undef RC_ENTRY
 
-static CK_RV
-rc_C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
-                  CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
-{
-	return pg_interfaces_find(client_interfaces, PG_N_ELEMENTS(client_interfaces), pInterfaceName,
-	                          pVersion, ppInterface, flags);
-}
-
-#define ENTRY(name, params, args, kind) rc_##name,
-static CK_FUNCTION_LIST_3_0 client_list = { { 3, 0 }, PG_CALLS(ENTRY) };
-static CK_FUNCTION_LIST client_list_2 = { { 2, 40 }, PG_CALLS_2X(ENTRY) };
-#undef ENTRY
-static CK_INTERFACE client_interfaces[2] = {
-	{ (CK_CHAR_PTR)"PKCS 11", &client_list, 0 },
-	{ (CK_CHAR_PTR)"PKCS 11", &client_list_2, 0 },
-};
-
-EXPORT CK_RV
-C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR ppFunctionList)
-{
-	return rc_C_GetFunctionList(ppFunctionList);
-}
-
-EXPORT CK_RV
-C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
-{
-	return rc_C_GetInterfaceList(pInterfacesList, pulCount);
-}
-
-EXPORT CK_RV
-C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
-               CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
-{
-	return rc_C_GetInterface(pInterfaceName, pVersion, ppInterface, flags);
-}
+PG_MODULE_EXPORTS(rc_, EXPORT)

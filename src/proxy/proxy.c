@@ -579,46 +579,9 @@ px_C_WaitForSlotEvent(CK_FLAGS flags, CK_SLOT_ID_PTR pSlot, CK_VOID_PTR pReserve
  * Interfaces and the function lists
  */
 
-static CK_RV
-px_C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
-{
-	return pg_interfaces_list(proxy_interfaces, PG_N_ELEMENTS(proxy_interfaces), pInterfacesList,
-	                          pulCount);
-}
-
-static CK_RV
-px_C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
-                  CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
-{
-	return pg_interfaces_find(proxy_interfaces, PG_N_ELEMENTS(proxy_interfaces), pInterfaceName,
-	                          pVersion, ppInterface, flags);
-}
-
-#define ENTRY(name, params, args, kind) px_##name,
-static CK_FUNCTION_LIST_3_0 proxy_list = { { 3, 0 }, PG_CALLS(ENTRY) };
-static CK_FUNCTION_LIST proxy_list_2 = { { 2, 40 }, PG_CALLS_2X(ENTRY) };
-#undef ENTRY
-static CK_INTERFACE proxy_interfaces[2] = {
-	{ (CK_CHAR_PTR)"PKCS 11", &proxy_list, 0 },
-	{ (CK_CHAR_PTR)"PKCS 11", &proxy_list_2, 0 },
-};
+#define PX_ENTRY(name, params, args, kind) px_##name,
+PG_MODULE_LISTS(px_, PX_ENTRY, proxy_list, proxy_list_2, proxy_interfaces);
+#undef PX_ENTRY
 
 /* No work beyond handing out the list: loading the proxy stays cheap. */
-EXPORT CK_RV
-C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR ppFunctionList)
-{
-	return px_C_GetFunctionList(ppFunctionList);
-}
-
-EXPORT CK_RV
-C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
-{
-	return px_C_GetInterfaceList(pInterfacesList, pulCount);
-}
-
-EXPORT CK_RV
-C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
-               CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
-{
-	return px_C_GetInterface(pInterfaceName, pVersion, ppInterface, flags);
-}
+PG_MODULE_EXPORTS(px_, EXPORT)

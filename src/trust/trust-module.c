@@ -560,21 +560,4 @@ tm_C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
 	                          ppInterface, flags);
 }
 
-EXPORT CK_RV
-C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR ppFunctionList)
-{
-	return tm_C_GetFunctionList(ppFunctionList);
-}
-
-EXPORT CK_RV
-C_GetInterfaceList(CK_INTERFACE_PTR pInterfacesList, CK_ULONG_PTR pulCount)
-{
-	return tm_C_GetInterfaceList(pInterfacesList, pulCount);
-}
-
-EXPORT CK_RV
-C_GetInterface(CK_UTF8CHAR_PTR pInterfaceName, CK_VERSION_PTR pVersion,
-               CK_INTERFACE_PTR_PTR ppInterface, CK_FLAGS flags)
-{
-	return tm_C_GetInterface(pInterfaceName, pVersion, ppInterface, flags);
-}
+PG_MODULE_EXPORTS(tm_, EXPORT)

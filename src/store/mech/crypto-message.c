@@ -233,83 +233,39 @@ static CK_RV msg_final(CK_SESSION_HANDLE h, pg_op_kind kind)
 	return pg_call_end(s, CKR_OK);
 }
 
-CK_RV pg_C_MessageEncryptInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
-                              CK_OBJECT_HANDLE hKey)
-{
-	return msg_init(hSession, pMechanism, hKey, PG_OP_MESSAGE_ENCRYPT);
-}
+/* The five calls of message-based encryption or decryption (5.19, 5.20),
+ * the same but for the operation kind. */
+#define MESSAGE_CRYPT_CALLS(Verb, KIND)                                                      \
+	CK_RV pg_C_Message##Verb##Init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m,              \
+	                               CK_OBJECT_HANDLE key)                                 \
+	{                                                                                    \
+		return msg_init(h, m, key, KIND);                                                \
+	}                                                                                    \
+	CK_RV pg_C_##Verb##Message(CK_SESSION_HANDLE h, CK_VOID_PTR param, CK_ULONG param_len, \
+	                           CK_BYTE_PTR aad, CK_ULONG aad_len, CK_BYTE_PTR in,        \
+	                           CK_ULONG in_len, CK_BYTE_PTR out, CK_ULONG_PTR out_len)   \
+	{                                                                                    \
+		return msg_oneshot(h, KIND, param, param_len, aad, aad_len, in, in_len, out,      \
+		                   out_len);                                                     \
+	}                                                                                    \
+	CK_RV pg_C_##Verb##MessageBegin(CK_SESSION_HANDLE h, CK_VOID_PTR param,               \
+	                                CK_ULONG param_len, CK_BYTE_PTR aad, CK_ULONG aad_len) \
+	{                                                                                    \
+		return msg_begin(h, KIND, param, param_len, aad, aad_len);                       \
+	}                                                                                    \
+	CK_RV pg_C_##Verb##MessageNext(CK_SESSION_HANDLE h, CK_VOID_PTR param,                \
+	                               CK_ULONG param_len, CK_BYTE_PTR in, CK_ULONG in_len,  \
+	                               CK_BYTE_PTR out, CK_ULONG_PTR out_len, CK_FLAGS flags) \
+	{                                                                                    \
+		return msg_next(h, KIND, param, param_len, in, in_len, out, out_len, flags);     \
+	}                                                                                    \
+	CK_RV pg_C_Message##Verb##Final(CK_SESSION_HANDLE h)                                 \
+	{                                                                                    \
+		return msg_final(h, KIND);                                                       \
+	}
 
-CK_RV pg_C_EncryptMessage(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
-                          CK_ULONG ulParameterLen, CK_BYTE_PTR pAssociatedData,
-                          CK_ULONG ulAssociatedDataLen, CK_BYTE_PTR pPlaintext,
-                          CK_ULONG ulPlaintextLen, CK_BYTE_PTR pCiphertext,
-                          CK_ULONG_PTR pulCiphertextLen)
-{
-	return msg_oneshot(hSession, PG_OP_MESSAGE_ENCRYPT, pParameter, ulParameterLen,
-	                   pAssociatedData, ulAssociatedDataLen, pPlaintext, ulPlaintextLen,
-	                   pCiphertext, pulCiphertextLen);
-}
-
-CK_RV pg_C_EncryptMessageBegin(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
-                               CK_ULONG ulParameterLen, CK_BYTE_PTR pAssociatedData,
-                               CK_ULONG ulAssociatedDataLen)
-{
-	return msg_begin(hSession, PG_OP_MESSAGE_ENCRYPT, pParameter, ulParameterLen,
-	                 pAssociatedData, ulAssociatedDataLen);
-}
-
-CK_RV pg_C_EncryptMessageNext(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
-                              CK_ULONG ulParameterLen, CK_BYTE_PTR pPlaintextPart,
-                              CK_ULONG ulPlaintextPartLen, CK_BYTE_PTR pCiphertextPart,
-                              CK_ULONG_PTR pulCiphertextPartLen, CK_FLAGS flags)
-{
-	return msg_next(hSession, PG_OP_MESSAGE_ENCRYPT, pParameter, ulParameterLen, pPlaintextPart,
-	                ulPlaintextPartLen, pCiphertextPart, pulCiphertextPartLen, flags);
-}
-
-CK_RV pg_C_MessageEncryptFinal(CK_SESSION_HANDLE hSession)
-{
-	return msg_final(hSession, PG_OP_MESSAGE_ENCRYPT);
-}
-
-CK_RV pg_C_MessageDecryptInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
-                              CK_OBJECT_HANDLE hKey)
-{
-	return msg_init(hSession, pMechanism, hKey, PG_OP_MESSAGE_DECRYPT);
-}
-
-CK_RV pg_C_DecryptMessage(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
-                          CK_ULONG ulParameterLen, CK_BYTE_PTR pAssociatedData,
-                          CK_ULONG ulAssociatedDataLen, CK_BYTE_PTR pCiphertext,
-                          CK_ULONG ulCiphertextLen, CK_BYTE_PTR pPlaintext,
-                          CK_ULONG_PTR pulPlaintextLen)
-{
-	return msg_oneshot(hSession, PG_OP_MESSAGE_DECRYPT, pParameter, ulParameterLen,
-	                   pAssociatedData, ulAssociatedDataLen, pCiphertext, ulCiphertextLen,
-	                   pPlaintext, pulPlaintextLen);
-}
-
-CK_RV pg_C_DecryptMessageBegin(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
-                               CK_ULONG ulParameterLen, CK_BYTE_PTR pAssociatedData,
-                               CK_ULONG ulAssociatedDataLen)
-{
-	return msg_begin(hSession, PG_OP_MESSAGE_DECRYPT, pParameter, ulParameterLen,
-	                 pAssociatedData, ulAssociatedDataLen);
-}
-
-CK_RV pg_C_DecryptMessageNext(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
-                              CK_ULONG ulParameterLen, CK_BYTE_PTR pCiphertextPart,
-                              CK_ULONG ulCiphertextPartLen, CK_BYTE_PTR pPlaintextPart,
-                              CK_ULONG_PTR pulPlaintextPartLen, CK_FLAGS flags)
-{
-	return msg_next(hSession, PG_OP_MESSAGE_DECRYPT, pParameter, ulParameterLen, pCiphertextPart,
-	                ulCiphertextPartLen, pPlaintextPart, pulPlaintextPartLen, flags);
-}
-
-CK_RV pg_C_MessageDecryptFinal(CK_SESSION_HANDLE hSession)
-{
-	return msg_final(hSession, PG_OP_MESSAGE_DECRYPT);
-}
+MESSAGE_CRYPT_CALLS(Encrypt, PG_OP_MESSAGE_ENCRYPT)
+MESSAGE_CRYPT_CALLS(Decrypt, PG_OP_MESSAGE_DECRYPT)
 
 /* ---------------------------------------------------------------------------
  * Message-based signing and verifying: no mechanism takes them.
