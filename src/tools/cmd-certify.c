@@ -214,37 +214,13 @@ hash_ok(const char *hash)
 	       strcmp(hash, "sha512") == 0;
 }
 
-/* Takes the options certify and request share; true when opt was one. */
-static bool
-common_take(common_args *a, int opt, const char *arg)
-{
-	if (pg_store_opts_take(&a->store, opt, arg))
-		return true;
-	switch (opt) {
-	case 's':
-		a->subject = arg;
-		return true;
-	case 'H':
-		a->hash = arg;
-		return true;
-	case 'o':
-		a->output = arg;
-		return true;
-	case 'a':
-		pg_buf_printf(&a->san, "%s%s", a->san.len ? "," : "", arg);
-		return true;
-	default:
-		return false;
-	}
-}
-
-#define COMMON_LONG_OPTIONS \
-	{ "subject", required_argument, NULL, 's' }, \
-	{ "hash", required_argument, NULL, 'H' }, \
-	{ "output", required_argument, NULL, 'o' }, \
-	{ "san", required_argument, NULL, 'a' }, \
-	{ "help", no_argument, NULL, 'h' }, \
-	PG_STORE_LONG_OPTIONS
+/* The options certify and request share. */
+#define COMMON_OPTIONS(a) \
+	{ "subject", 0, PG_OPT_TEXT, &(a)->subject, 0 }, \
+	{ "hash", 0, PG_OPT_TEXT, &(a)->hash, 0 }, \
+	{ "output", 0, PG_OPT_TEXT, &(a)->output, 0 }, \
+	{ "san", 0, PG_OPT_APPEND, &(a)->san, 0 }, \
+	PG_STORE_OPTIONS(&(a)->store)
 
 static void
 common_help(FILE *out)
@@ -586,11 +562,11 @@ out:
 
 /* Checks the parsed options; returns -1 when they are fine. */
 static int
-certify_check(const certify_args *a, int argc, char **argv)
+certify_check(const certify_args *a, int argc, char **argv, int next)
 {
 	if (a->self_signed == (a->ca_uri != NULL))
 		return pg_tool_usage_error(argv[0], "give either --self-signed or --ca CA-URI");
-	if (argc - optind != 1)
+	if (argc - next != 1)
 		return pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI (the key)");
 	if (!hash_ok(a->common.hash))
 		return pg_tool_usage_error(argv[0], "--hash: sha256, sha384 or sha512");
@@ -598,52 +574,25 @@ certify_check(const certify_args *a, int argc, char **argv)
 }
 
 static int
-certify_parse(certify_args *a, int argc, char **argv)
+certify_parse(certify_args *a, int argc, char **argv, int *next)
 {
-	static const struct option options[] = {
-		{ "self-signed", no_argument, NULL, 'x' },
-		{ "ca", required_argument, NULL, 'c' },
-		{ "days", required_argument, NULL, 'd' },
-		{ "is-ca", no_argument, NULL, 'A' },
-		{ "label", required_argument, NULL, 'l' },
-		{ "replace", no_argument, NULL, 'R' },
-		COMMON_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 }
+	const char *days = NULL;
+	const pg_opt table[] = {
+		{ "self-signed", 0, PG_OPT_FLAG, &a->self_signed, 0 },
+		{ "ca", 0, PG_OPT_TEXT, &a->ca_uri, 0 },
+		{ "days", 0, PG_OPT_TEXT, &days, 0 },
+		{ "is-ca", 0, PG_OPT_FLAG, &a->is_ca, 0 },
+		{ "label", 0, PG_OPT_TEXT, &a->label, 0 },
+		{ "replace", 0, PG_OPT_FLAG, &a->replace, 0 },
+		COMMON_OPTIONS(&a->common),
 	};
-	int opt;
+	int rv = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), certify_usage, 0, -1, next);
 
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		if (common_take(&a->common, opt, optarg))
-			continue;
-		switch (opt) {
-		case 'x':
-			a->self_signed = true;
-			break;
-		case 'c':
-			a->ca_uri = optarg;
-			break;
-		case 'd':
-			if (!parse_days(optarg, &a->days))
-				return pg_tool_usage_error(argv[0], "--days: a number from 1 to %u", MAX_DAYS);
-			break;
-		case 'A':
-			a->is_ca = true;
-			break;
-		case 'l':
-			a->label = optarg;
-			break;
-		case 'R':
-			a->replace = true;
-			break;
-		case 'h':
-			certify_usage(stdout);
-			return PG_EXIT_OK;
-		default:
-			return pg_tool_option_error(argv[0], opt, argv);
-		}
-	}
-	return certify_check(a, argc, argv);
+	if (rv >= 0)
+		return rv;
+	if (days != NULL && !parse_days(days, &a->days))
+		return pg_tool_usage_error(argv[0], "--days: a number from 1 to %u", MAX_DAYS);
+	return certify_check(a, argc, argv, *next);
 }
 
 int
@@ -651,14 +600,14 @@ pg_cmd_certify(int argc, char **argv)
 {
 	certify_args a = { .days = 365 };
 	p11glue_uri *uri = NULL, *ca_uri = NULL;
-	int status;
+	int next, status;
 
 	pg_buf_init(&a.common.san);
-	status = certify_parse(&a, argc, argv);
+	status = certify_parse(&a, argc, argv, &next);
 	if (status != -1)
 		goto out;
 	status = PG_EXIT_FAIL;
-	if (!pg_token_parse_uri(argv[optind], &uri) ||
+	if (!pg_token_parse_uri(argv[next], &uri) ||
 	    (a.ca_uri != NULL && !pg_token_parse_uri(a.ca_uri, &ca_uri)))
 		goto out;
 	if (!names_private_key(uri) || (ca_uri != NULL && !names_private_key(ca_uri))) {
@@ -756,31 +705,23 @@ out:
 int
 pg_cmd_request(int argc, char **argv)
 {
-	static const struct option options[] = {
-		COMMON_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 }
-	};
 	common_args a = { 0 };
 	p11glue_uri *uri = NULL;
-	int opt, status = PG_EXIT_FAIL;
+	const pg_opt table[] = { COMMON_OPTIONS(&a) };
+	int next, status;
 
 	pg_buf_init(&a.san);
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		if (common_take(&a, opt, optarg))
-			continue;
+	status = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), request_usage, 0, -1, &next);
+	if (status >= 0) {
 		pg_buf_clear(&a.san);
-		if (opt == 'h') {
-			request_usage(stdout);
-			return PG_EXIT_OK;
-		}
-		return pg_tool_option_error(argv[0], opt, argv);
+		return status;
 	}
-	if (argc - optind != 1)
+	status = PG_EXIT_FAIL;
+	if (argc - next != 1)
 		status = pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI (the key)");
 	else if (!hash_ok(a.hash))
 		status = pg_tool_usage_error(argv[0], "--hash: sha256, sha384 or sha512");
-	else if (!pg_token_parse_uri(argv[optind], &uri))
+	else if (!pg_token_parse_uri(argv[next], &uri))
 		status = PG_EXIT_FAIL;
 	else if (!names_private_key(uri))
 		status = pg_tool_usage_error(argv[0], "the URI names a private key (type=private, or "

@@ -389,56 +389,31 @@ parse_file(const import_args *a, pg_import *imp)
 int
 pg_cmd_import(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "label", required_argument, NULL, 'l' },
-		{ "id", required_argument, NULL, 'i' },
-		{ "passphrase-source", required_argument, NULL, 'p' },
-		{ "help", no_argument, NULL, 'h' },
-		PG_STORE_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 }
-	};
 	pg_store_opts opts = { 0 };
 	import_args a = { 0 };
+	const char *id_text = NULL;
 	unsigned char *id = NULL;
 	p11glue_uri *uri = NULL;
 	pg_import imp;
 	pg_keytoken kt;
-	int opt, status;
+	const pg_opt table[] = {
+		{ "label", 0, PG_OPT_TEXT, &a.label, 0 },
+		{ "id", 0, PG_OPT_TEXT, &id_text, 0 },
+		{ "passphrase-source", 0, PG_OPT_TEXT, &a.pass_source, 0 },
+		PG_STORE_OPTIONS(&opts),
+	};
+	int next, status = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), import_usage, 0,
+	                                   -1, &next);
 
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		if (pg_store_opts_take(&opts, opt, optarg))
-			continue;
-		switch (opt) {
-		case 'l':
-			a.label = optarg;
-			break;
-		case 'i':
-			free(id);
-			if (!pg_tool_parse_hex(optarg, &id, &a.id_len) || a.id_len == 0) {
-				free(id);
-				return pg_tool_usage_error(argv[0], "--id: not a hexadecimal string");
-			}
-			a.id = id;
-			break;
-		case 'p':
-			a.pass_source = optarg;
-			break;
-		case 'h':
-			free(id);
-			import_usage(stdout);
-			return PG_EXIT_OK;
-		default:
-			free(id);
-			return pg_tool_option_error(argv[0], opt, argv);
-		}
-	}
-	if (argc - optind < 1 || argc - optind > 2) {
-		free(id);
-		return pg_tool_usage_error(argv[0], "expected a FILE and optionally a token URI");
-	}
-	a.file = argv[optind];
-	if (!pg_store_parse_uri(optind + 1 < argc ? argv[optind + 1] : NULL, &uri)) {
+	if (status < 0 && (argc - next < 1 || argc - next > 2))
+		status = pg_tool_usage_error(argv[0], "expected a FILE and optionally a token URI");
+	if (status < 0)
+		status = pg_tool_hex_option(argv[0], "--id", id_text, &id, &a.id_len);
+	if (status >= 0)
+		return status;
+	a.id = id;
+	a.file = argv[next];
+	if (!pg_store_parse_uri(next + 1 < argc ? argv[next + 1] : NULL, &uri)) {
 		free(id);
 		return PG_EXIT_FAIL;
 	}

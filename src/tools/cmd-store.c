@@ -135,14 +135,6 @@ do_init_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label,
 int
 pg_cmd_init_token(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "label", required_argument, NULL, 'l' },
-		{ "so-pin-source", required_argument, NULL, 's' },
-		{ "force", no_argument, NULL, 'f' },
-		{ "help", no_argument, NULL, 'h' },
-		PG_STORE_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 }
-	};
 	pg_store_opts opts = { 0 };
 	pg_keytoken kt;
 	const char *label = NULL, *so_source = NULL;
@@ -150,33 +142,18 @@ pg_cmd_init_token(int argc, char **argv)
 	p11glue_uri *uri = NULL;
 	bool force = false;
 	size_t len;
-	int opt, status;
+	const pg_opt table[] = {
+		{ "label", 0, PG_OPT_TEXT, &label, 0 },
+		{ "so-pin-source", 0, PG_OPT_TEXT, &so_source, 0 },
+		{ "force", 0, PG_OPT_FLAG, &force, 0 },
+	};
+	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), init_token_usage,
+	                              &opts, false, &uri);
 
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		if (pg_store_opts_take(&opts, opt, optarg))
-			continue;
-		switch (opt) {
-		case 'l':
-			label = optarg;
-			break;
-		case 's':
-			so_source = optarg;
-			break;
-		case 'f':
-			force = true;
-			break;
-		case 'h':
-			init_token_usage(stdout);
-			return PG_EXIT_OK;
-		default:
-			return pg_tool_option_error(argv[0], opt, argv);
-		}
+	if (status >= 0) {
+		p11glue_uri_free(uri);
+		return status;
 	}
-	if (argc - optind > 1)
-		return pg_tool_usage_error(argv[0], "unexpected argument '%s'", argv[optind + 1]);
-	if (!pg_store_parse_uri(optind < argc ? argv[optind] : NULL, &uri))
-		return PG_EXIT_FAIL;
 	if (label == NULL) {
 		const unsigned char *t = p11glue_uri_get(uri, P11GLUE_URI_TOKEN, &len);
 		if (t != NULL)
@@ -228,45 +205,6 @@ init_pin_usage(FILE *out)
 	        "  p11glue init-pin --new-pin-source ~/pin.txt 'pkcs11:token=mykeys'\n");
 }
 
-/* Parses the options of init-pin and set-pin; -1 to go on, else an exit code. */
-static int
-pin_options(int argc, char **argv, bool set, pg_store_opts *opts, const char **so_source,
-            const char **new_source, bool *so, p11glue_uri **uri)
-{
-	static const struct option options[] = {
-		{ "so-pin-source", required_argument, NULL, 's' },
-		{ "new-pin-source", required_argument, NULL, 'n' },
-		{ "so", no_argument, NULL, 'o' },
-		{ "help", no_argument, NULL, 'h' },
-		PG_STORE_LONG_OPTIONS,
-		{ NULL, 0, NULL, 0 }
-	};
-	int opt;
-
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		if (pg_store_opts_take(opts, opt, optarg))
-			continue;
-		if (opt == 's' && !set)
-			*so_source = optarg;
-		else if (opt == 'n')
-			*new_source = optarg;
-		else if (opt == 'o' && set)
-			*so = true;
-		else if (opt == 'h')
-			return -2;
-		else if (opt == 's' || opt == 'o')
-			return pg_tool_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
-		else
-			return pg_tool_option_error(argv[0], opt, argv);
-	}
-	if (argc - optind > 1)
-		return pg_tool_usage_error(argv[0], "unexpected argument '%s'", argv[optind + 1]);
-	if (!pg_store_parse_uri(optind < argc ? argv[optind] : NULL, uri))
-		return PG_EXIT_FAIL;
-	return -1;
-}
-
 static int
 do_init_pin(pg_keytoken *kt, const p11glue_uri *uri, const char *so_source,
             const char *new_source)
@@ -306,15 +244,17 @@ pg_cmd_init_pin(int argc, char **argv)
 	const char *so_source = NULL, *new_source = NULL;
 	p11glue_uri *uri = NULL;
 	pg_keytoken kt;
-	bool so = false;
-	int status = pin_options(argc, argv, false, &opts, &so_source, &new_source, &so, &uri);
+	const pg_opt table[] = {
+		{ "so-pin-source", 0, PG_OPT_TEXT, &so_source, 0 },
+		{ "new-pin-source", 0, PG_OPT_TEXT, &new_source, 0 },
+	};
+	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), init_pin_usage,
+	                              &opts, false, &uri);
 
-	if (status == -2) {
-		init_pin_usage(stdout);
-		return PG_EXIT_OK;
-	}
-	if (status >= 0)
+	if (status >= 0) {
+		p11glue_uri_free(uri);
 		return status;
+	}
 	status = pg_keytoken_load(&kt, &opts, uri);
 	if (status == PG_EXIT_OK)
 		status = do_init_pin(&kt, uri, so_source, new_source);
@@ -399,18 +339,21 @@ int
 pg_cmd_set_pin(int argc, char **argv)
 {
 	pg_store_opts opts = { 0 };
-	const char *so_source = NULL, *new_source = NULL;
+	const char *new_source = NULL;
 	p11glue_uri *uri = NULL;
 	pg_keytoken kt;
 	bool so = false;
-	int status = pin_options(argc, argv, true, &opts, &so_source, &new_source, &so, &uri);
+	const pg_opt table[] = {
+		{ "new-pin-source", 0, PG_OPT_TEXT, &new_source, 0 },
+		{ "so", 0, PG_OPT_FLAG, &so, 0 },
+	};
+	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), set_pin_usage,
+	                              &opts, false, &uri);
 
-	if (status == -2) {
-		set_pin_usage(stdout);
-		return PG_EXIT_OK;
-	}
-	if (status >= 0)
+	if (status >= 0) {
+		p11glue_uri_free(uri);
 		return status;
+	}
 	status = pg_keytoken_load(&kt, &opts, uri);
 	if (status == PG_EXIT_OK)
 		status = do_set_pin(&kt, uri, so, new_source);

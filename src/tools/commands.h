@@ -34,7 +34,8 @@ int pg_cmd_uri_build(int argc, char **argv);
 int pg_cmd_server(int argc, char **argv);
 int pg_cmd_remote(int argc, char **argv);
 
-/* The key store (cmd-store.c, cmd-keys.c, cmd-import.c, cmd-certify.c). */
+/* The key store (cmd-store.c, cmd-keygen.c, cmd-import.c, cmd-export.c,
+ * cmd-delete.c, cmd-certify.c). */
 int pg_cmd_init_token(int argc, char **argv);
 int pg_cmd_init_pin(int argc, char **argv);
 int pg_cmd_set_pin(int argc, char **argv);

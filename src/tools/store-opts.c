@@ -10,16 +10,29 @@
 
 #define STORE_MODULE "p11glue-store.so"
 
-bool
-pg_store_opts_take(pg_store_opts *opts, int opt, const char *arg)
+int
+pg_store_options(int argc, char **argv, const pg_opt *table, size_t n, void (*help)(FILE *out),
+                 pg_store_opts *opts, bool uri_required, p11glue_uri **uri)
 {
-	if (opt == 'M')
-		opts->module = arg;
-	else if (opt == 'S')
-		opts->store = arg;
-	else
-		return false;
-	return true;
+	pg_opt all[32];
+	const pg_opt store[] = { PG_STORE_OPTIONS(opts) };
+	int next, rv;
+
+	if (n + PG_N_ELEMENTS(store) > PG_N_ELEMENTS(all))
+		return pg_tool_usage_error(argv[0], "too many options in the command's table");
+	for (size_t i = 0; i < n; i++)
+		all[i] = table[i];
+	for (size_t i = 0; i < PG_N_ELEMENTS(store); i++)
+		all[n + i] = store[i];
+	rv = pg_tool_options(argc, argv, all, n + PG_N_ELEMENTS(store), help, 0,
+	                     uri_required ? -1 : 1, &next);
+	if (rv >= 0)
+		return rv;
+	if (uri_required && argc - next != 1)
+		return pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI");
+	if (!pg_store_parse_uri(next < argc ? argv[next] : NULL, uri))
+		return PG_EXIT_FAIL;
+	return -1;
 }
 
 bool

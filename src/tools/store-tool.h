@@ -14,17 +14,22 @@
 #include <openssl/evp.h>
 #include <openssl/x509.h>
 
+/* The most objects a command finds for one URI. */
+#define PG_STORE_MAX_FOUND 4096
+
 /* ---------------------------------------------------------------------------
  * Options every key store command takes
  */
 
-/* getopt_long entries for --module and --store (values 'M' and 'S'). */
-#define PG_STORE_LONG_OPTIONS \
-	{ "module", required_argument, NULL, 'M' }, \
-	{ "store", required_argument, NULL, 'S' }
-
-/* Takes 'M' / 'S' from getopt; true when opt was one of them. */
-bool pg_store_opts_take(pg_store_opts *opts, int opt, const char *arg);
+/*
+ * The options of a key store command whose one operand is a URI (at
+ * most one; exactly one when uri_required): table plus --module and
+ * --store (into opts) and --help. *uri gets the URI (an empty one
+ * without the operand; free it also after a failure). Returns -1 to go
+ * on, else an exit code.
+ */
+int pg_store_options(int argc, char **argv, const pg_opt *table, size_t n, void (*help)(FILE *out),
+                     pg_store_opts *opts, bool uri_required, p11glue_uri **uri);
 
 /* Parses text as a URI (strictly), or makes an empty one for NULL;
  * prints why on failure. */

@@ -115,3 +115,79 @@ pg_tool_json_string(FILE *out, const unsigned char *data, size_t len)
 	}
 	fputc('"', out);
 }
+
+#define MAX_OPTIONS 32
+#define LONG_ONLY 256
+
+int
+pg_tool_options(int argc, char **argv, const pg_opt *table, size_t n,
+                void (*help)(FILE *out), unsigned flags, int max_args, int *next)
+{
+	struct option options[MAX_OPTIONS + 2];
+	char letters[2 * MAX_OPTIONS + 4] = ":h";
+	size_t nl = 2;
+	int opt;
+
+	if (n > MAX_OPTIONS)
+		return pg_tool_usage_error(argv[0], "too many options in the command's table");
+	for (size_t i = 0; i < n; i++) {
+		int has_arg = table[i].kind == PG_OPT_TEXT || table[i].kind == PG_OPT_APPEND
+		              ? required_argument : no_argument;
+		options[i] = (struct option){ table[i].name, has_arg, NULL, LONG_ONLY + (int)i };
+		if (table[i].letter) {
+			letters[nl++] = (char)table[i].letter;
+			if (has_arg == required_argument)
+				letters[nl++] = ':';
+		}
+	}
+	letters[nl] = 0;
+	options[n] = (struct option){ "help", no_argument, NULL, 'h' };
+	options[n + 1] = (struct option){ NULL, 0, NULL, 0 };
+	pg_tool_getopt_reset();
+	while ((opt = getopt_long(argc, argv, letters, options, NULL)) != -1) {
+		const pg_opt *o = NULL;
+		if (opt >= LONG_ONLY && opt < LONG_ONLY + (int)n)
+			o = &table[opt - LONG_ONLY];
+		for (size_t i = 0; o == NULL && opt != 'h' && i < n; i++)
+			if (table[i].letter == opt)
+				o = &table[i];
+		if (opt == 'h') {
+			help(stdout);
+			return PG_EXIT_OK;
+		}
+		if (o == NULL) {
+			if (!(flags & PG_OPTS_HELP_ON_ERROR))
+				return pg_tool_option_error(argv[0], opt, argv);
+			help(stderr);
+			return PG_EXIT_USAGE;
+		}
+		if (o->kind == PG_OPT_TEXT)
+			*(const char **)o->to = optarg;
+		else if (o->kind == PG_OPT_FLAG)
+			*(bool *)o->to = true;
+		else if (o->kind == PG_OPT_SET)
+			*(int *)o->to = o->value;
+		else if (o->kind == PG_OPT_APPEND)
+			pg_buf_printf(o->to, "%s%s", ((pg_buf *)o->to)->len ? "," : "", optarg);
+	}
+	if (max_args >= 0 && argc - optind > max_args)
+		return pg_tool_usage_error(argv[0], "unexpected argument '%s'", argv[optind + max_args]);
+	*next = optind;
+	return -1;
+}
+
+int
+pg_tool_hex_option(const char *command, const char *option, const char *text,
+                   unsigned char **out, size_t *len)
+{
+	*out = NULL;
+	*len = 0;
+	if (text == NULL)
+		return -1;
+	if (!pg_tool_parse_hex(text, out, len) || *len == 0) {
+		free(*out);
+		*out = NULL;
+		return pg_tool_usage_error(command, "%s: not a hexadecimal string", option);
+	}
+	return -1;
+}

@@ -32,6 +32,55 @@ int pg_tool_usage_error(const char *command, const char *fmt, ...) PG_PRINTF(2, 
  */
 int pg_tool_option_error(const char *command, int opt, char **argv);
 
+/* ---------------------------------------------------------------------------
+ * Options by table: every command's option loop, written once.
+ */
+typedef enum {
+	PG_OPT_TEXT,                 /* takes a value: *(const char **)to = it */
+	PG_OPT_FLAG,                 /* *(bool *)to = true */
+	PG_OPT_SET,                  /* *(int *)to = value (the last one given wins) */
+	PG_OPT_APPEND,               /* takes a value, repeatable: added to the pg_buf
+	                              * at to, after a ',' when it holds some */
+	PG_OPT_IGNORE                /* accepted, no effect (p11-kit's -v, -q) */
+} pg_opt_kind;
+
+typedef struct {
+	const char *name;            /* --name */
+	int letter;                  /* -l as well, or 0 */
+	pg_opt_kind kind;
+	void *to;
+	int value;                   /* PG_OPT_SET */
+} pg_opt;
+
+/* The --module and --store options of the key store commands. */
+#define PG_STORE_OPTIONS(o) \
+	{ "module", 0, PG_OPT_TEXT, &(o)->module, 0 }, \
+	{ "store", 0, PG_OPT_TEXT, &(o)->store, 0 }
+
+enum {
+	/* A bad option prints the help to stderr (p11-kit's `trust`) rather
+	 * than one line with a hint. */
+	PG_OPTS_HELP_ON_ERROR = 1 << 0
+};
+
+/*
+ * Parses the options of argv (argv[0] the command's name) by table, and
+ * -h / --help, which prints help to stdout. Returns -1 to go on, with
+ * *next the index of the first operand, or an exit code to return:
+ * PG_EXIT_OK after the help, PG_EXIT_USAGE after a bad option (reported).
+ * max_args (-1: any) is how many operands may follow.
+ */
+int pg_tool_options(int argc, char **argv, const pg_opt *table, size_t n,
+                    void (*help)(FILE *out), unsigned flags, int max_args, int *next);
+
+/*
+ * The value of a hex option (--id) into *out (free()), *len; reports
+ * "OPTION: not a hexadecimal string" for bad or empty text. NULL text
+ * leaves *out NULL. Returns -1 to go on, or PG_EXIT_USAGE.
+ */
+int pg_tool_hex_option(const char *command, const char *option, const char *text,
+                       unsigned char **out, size_t *len);
+
 /* Resets getopt so a subcommand can parse its own argv; getopt's own
  * messages are off (pg_tool_option_error reports instead). */
 void pg_tool_getopt_reset(void);
