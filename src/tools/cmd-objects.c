@@ -236,33 +236,22 @@ usage(FILE *out)
 int
 pg_cmd_list_objects(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "login", no_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	walk w = { .status = PG_EXIT_OK };
 	p11glue_registry *reg = NULL;
 	p11glue_uri *uri = NULL;
 	size_t count = 0;
-	int opt, status;
+	const pg_opt table[] = {
+		{ "json", 0, PG_OPT_FLAG, &w.json, 0 },
+		{ "login", 0, PG_OPT_FLAG, &w.login, 0 },
+	};
+	int next, status = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), usage, 0, -1,
+	                                   &next);
 
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		if (opt == 'j')
-			w.json = true;
-		else if (opt == 'l')
-			w.login = true;
-		else if (opt == 'h') {
-			usage(stdout);
-			return PG_EXIT_OK;
-		} else
-			return pg_tool_option_error(argv[0], opt, argv);
-	}
-	if (argc - optind != 1)
+	if (status >= 0)
+		return status;
+	if (argc - next != 1)
 		return pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI");
-	if (!pg_token_parse_uri(argv[optind], &uri))
+	if (!pg_token_parse_uri(argv[next], &uri))
 		return PG_EXIT_FAIL;
 	w.uri = uri;
 	status = pg_token_open_registry(uri, &reg);

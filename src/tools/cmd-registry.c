@@ -46,42 +46,34 @@ listing_usage(const listing *l, FILE *out)
 	             "matched for list-objects), 2 usage error.\n");
 }
 
+/* The listing whose --help pg_tool_options prints (one command runs per
+ * process). */
+static const listing *helped;
+
+static void
+helped_usage(FILE *out)
+{
+	listing_usage(helped, out);
+}
+
 /* Parses argv into l; returns -1 to go on, else an exit code. */
 static int
 listing_parse(listing *l, int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "login", no_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
+	const pg_opt table[] = {
+		{ "json", 0, PG_OPT_FLAG, &l->json, 0 },
+		{ "login", 0, PG_OPT_FLAG, &l->login, 0 },
 	};
-	int opt;
+	int next, rv;
 
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			l->json = true;
-			break;
-		case 'l':
-			if (!l->takes_login)
-				return pg_tool_usage_error(argv[0], "unknown option '--login'");
-			l->login = true;
-			break;
-		case 'h':
-			listing_usage(l, stdout);
-			return PG_EXIT_OK;
-		default:
-			return pg_tool_option_error(argv[0], opt, argv);
-		}
-	}
-	if (argc - optind > (l->takes_uri ? 1 : 0))
-		return pg_tool_usage_error(argv[0], "unexpected argument '%s'",
-		                           argv[optind + (l->takes_uri ? 1 : 0)]);
-	if (l->needs_uri && optind == argc)
+	helped = l;
+	rv = pg_tool_options(argc, argv, table, l->takes_login ? 2 : 1, helped_usage, 0,
+	                     l->takes_uri ? 1 : 0, &next);
+	if (rv >= 0)
+		return rv;
+	if (l->needs_uri && next == argc)
 		return pg_tool_usage_error(argv[0], "a PKCS#11 URI is required");
-	if (optind < argc && !pg_token_parse_uri(argv[optind], &l->uri))
+	if (next < argc && !pg_token_parse_uri(argv[next], &l->uri))
 		return PG_EXIT_FAIL;
 	return -1;
 }

@@ -125,32 +125,28 @@ preload(const target *t)
  * p11glue remote
  */
 
+static void
+remote_usage(FILE *out)
+{
+	fprintf(out, "Usage: p11glue remote MODULE|URI\n\n"
+	        "Serves a PKCS#11 module, or the tokens a PKCS#11 URI selects, with the\n"
+	        "p11glue protocol on standard input and output, for\n"
+	        "  ssh HOST p11glue remote MODULE   (P11GLUE_SERVER_ADDRESS='|ssh HOST ...')\n");
+}
+
 int
 pg_cmd_remote(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	pg_rpc_serve_options opts = { 0 };
 	const char *arg;
 	target t;
-	int opt, rv;
+	int next, rv = pg_tool_options(argc, argv, NULL, 0, remote_usage, 0, -1, &next);
 
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		if (opt != 'h')
-			return pg_tool_option_error(argv[0], opt, argv);
-		printf("Usage: %s MODULE|URI\n\n"
-		       "Serves a PKCS#11 module, or the tokens a PKCS#11 URI selects, with the\n"
-		       "p11glue protocol on standard input and output, for\n"
-		       "  ssh HOST p11glue remote MODULE   (P11GLUE_SERVER_ADDRESS='|ssh HOST ...')\n",
-		       argv[0]);
-		return PG_EXIT_OK;
-	}
-	if (argc - optind != 1)
+	if (rv >= 0)
+		return rv;
+	if (argc - next != 1)
 		return pg_tool_usage_error(argv[0], "one MODULE or URI is required");
-	arg = argv[optind];
+	arg = argv[next];
 	rv = strncmp(arg, "pkcs11:", 7) == 0 ? resolve_target(NULL, arg, &t)
 	                                      : resolve_target(arg, NULL, &t);
 	if (rv != PG_EXIT_OK || preload(&t) == NULL)

@@ -162,45 +162,16 @@ typedef struct {
 static int
 parse_check_opts(int argc, char **argv, check_opts *o)
 {
-	static const struct option options[] = {
-		{ "purpose", required_argument, NULL, 'p' },
-		{ "openssl-directory", required_argument, NULL, 'o' },
-		{ "java-cacerts", required_argument, NULL, 'j' },
-		{ "json", no_argument, NULL, 'J' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
+	const pg_opt table[] = {
+		{ "purpose", 0, PG_OPT_TEXT, &o->purpose_name, 0 },
+		{ "openssl-directory", 0, PG_OPT_TEXT, &o->openssl_dir, 0 },
+		{ "java-cacerts", 0, PG_OPT_TEXT, &o->java_keystore, 0 },
+		{ "json", 0, PG_OPT_FLAG, &o->json, 0 },
+		{ "verbose", 'v', PG_OPT_FLAG, &o->verbose, 0 },
 	};
-	int opt;
+	int next;
 
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":vh", options, NULL)) != -1) {
-		switch (opt) {
-		case 'p':
-			o->purpose_name = optarg;
-			break;
-		case 'o':
-			o->openssl_dir = optarg;
-			break;
-		case 'j':
-			o->java_keystore = optarg;
-			break;
-		case 'J':
-			o->json = true;
-			break;
-		case 'v':
-			o->verbose = true;
-			break;
-		case 'h':
-			check_help(stdout);
-			return PG_EXIT_OK;
-		default:
-			return pg_tool_option_error(argv[0], opt, argv);
-		}
-	}
-	if (optind < argc)
-		return pg_tool_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
-	return -1;
+	return pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), check_help, 0, 0, &next);
 }
 
 int

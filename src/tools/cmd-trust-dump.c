@@ -161,43 +161,26 @@ dump_help(FILE *out)
 int
 pg_cmd_trust_dump(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "filter", required_argument, NULL, 'F' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
 	dump_job job = { NULL, { NULL, 0, 0, false } };
-	int opt, rv;
+	const char *filter = NULL;
+	const pg_opt table[] = {
+		{ "filter", 0, PG_OPT_TEXT, &filter, 0 },
+		{ "verbose", 'v', PG_OPT_IGNORE, NULL, 0 },
+		{ "quiet", 'q', PG_OPT_IGNORE, NULL, 0 },
+	};
+	int next, rv = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), dump_help,
+	                               PG_OPTS_HELP_ON_ERROR, -1, &next);
 
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":vqh", options, NULL)) != -1) {
-		switch (opt) {
-		case 'F':
-			if (strcmp(optarg, "all") == 0)
-				break;
-			if (strncmp(optarg, "pkcs11:", 7) != 0 ||
-			    p11glue_uri_parse(optarg, P11GLUE_URI_LENIENT, &job.uri, NULL) != P11GLUE_OK) {
-				pg_message("couldn't parse pkcs11 uri filter: %s", optarg);
-				p11glue_uri_free(job.uri);
-				return PG_EXIT_USAGE;
-			}
-			break;
-		case 'v':
-		case 'q':
-			break;
-		case 'h':
-			dump_help(stdout);
-			p11glue_uri_free(job.uri);
-			return PG_EXIT_OK;
-		default:
-			dump_help(stderr);
-			p11glue_uri_free(job.uri);
-			return PG_EXIT_USAGE;
-		}
+	if (rv >= 0)
+		return rv;
+	if (filter != NULL && strcmp(filter, "all") != 0 &&
+	    (strncmp(filter, "pkcs11:", 7) != 0 ||
+	     p11glue_uri_parse(filter, P11GLUE_URI_LENIENT, &job.uri, NULL) != P11GLUE_OK)) {
+		pg_message("couldn't parse pkcs11 uri filter: %s", filter);
+		p11glue_uri_free(job.uri);
+		return PG_EXIT_USAGE;
 	}
-	if (optind < argc) {
+	if (next < argc) {
 		pg_message("extra arguments passed to command");
 		p11glue_uri_free(job.uri);
 		return PG_EXIT_USAGE;

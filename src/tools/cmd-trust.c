@@ -102,63 +102,36 @@ typedef struct {
 	const char *purpose;
 	const char *format;
 	bool overwrite, comment, json;
+	int next;                    /* the first operand */
 } trust_opts;
 
-/* Shared option parsing; returns -1 to go on, else an exit code. */
+/* Shared option parsing; returns -1 to go on (o->next the first
+ * operand), else an exit code. */
 static int
-parse_opts(int argc, char **argv, trust_opts *o, bool extract, void (*help)(FILE *))
+parse_opts(int argc, char **argv, trust_opts *o, void (*help)(FILE *))
 {
-	static const struct option options[] = {
-		{ "filter", required_argument, NULL, 'F' },
-		{ "purpose", required_argument, NULL, 'p' },
-		{ "format", required_argument, NULL, 'o' },
-		{ "overwrite", no_argument, NULL, 'f' },
-		{ "comment", no_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
+	const char *filter = NULL, *purpose = NULL;
+	const pg_opt table[] = {
+		{ "filter", 0, PG_OPT_TEXT, &filter, 0 },
+		{ "purpose", 0, PG_OPT_TEXT, &purpose, 0 },
+		{ "format", 0, PG_OPT_TEXT, &o->format, 0 },
+		{ "overwrite", 'f', PG_OPT_FLAG, &o->overwrite, 0 },
+		{ "comment", 0, PG_OPT_FLAG, &o->comment, 0 },
+		{ "json", 0, PG_OPT_FLAG, &o->json, 0 },
+		{ "verbose", 'v', PG_OPT_IGNORE, NULL, 0 },
+		{ "quiet", 'q', PG_OPT_IGNORE, NULL, 0 },
 	};
-	int opt, rv;
+	int rv = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), help,
+	                         PG_OPTS_HELP_ON_ERROR, -1, &o->next);
 
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":fvqh", options, NULL)) != -1) {
-		switch (opt) {
-		case 'F':
-			if ((rv = parse_filter(optarg, &o->filter, &o->uri)) >= 0)
-				return rv;
-			break;
-		case 'p':
-			if ((o->purpose = pg_trust_purpose_oid(optarg)) == NULL) {
-				pg_message("unsupported purpose: %s", optarg);
-				return PG_EXIT_USAGE;
-			}
-			break;
-		case 'o':
-			o->format = optarg;
-			break;
-		case 'f':
-			o->overwrite = true;
-			break;
-		case 'c':
-			o->comment = true;
-			break;
-		case 'j':
-			o->json = true;
-			break;
-		case 'v':
-		case 'q':
-			break;
-		case 'h':
-			help(stdout);
-			return PG_EXIT_OK;
-		default:
-			help(stderr);
-			return PG_EXIT_USAGE;
-		}
+	if (rv >= 0)
+		return rv;
+	if (filter != NULL && (rv = parse_filter(filter, &o->filter, &o->uri)) >= 0)
+		return rv;
+	if (purpose != NULL && (o->purpose = pg_trust_purpose_oid(purpose)) == NULL) {
+		pg_message("unsupported purpose: %s", purpose);
+		return PG_EXIT_USAGE;
 	}
-	(void)extract;
 	return -1;
 }
 
@@ -216,13 +189,13 @@ pg_cmd_trust_list(int argc, char **argv)
 {
 	trust_opts o = { .filter = PG_F_POLICY };
 	pg_trust_set set;
-	int rv = parse_opts(argc, argv, &o, false, list_help);
+	int rv = parse_opts(argc, argv, &o, list_help);
 	pg_json json;
 	bool first = true;
 
 	if (rv >= 0)
 		goto out;
-	if (optind < argc) {
+	if (o.next < argc) {
 		list_help(stderr);
 		rv = PG_EXIT_USAGE;
 		goto out;
@@ -273,7 +246,7 @@ pg_cmd_trust_extract(int argc, char **argv)
 {
 	trust_opts o = { .filter = PG_F_ANCHORS };
 	pg_trust_set set;
-	int rv = parse_opts(argc, argv, &o, true, extract_help);
+	int rv = parse_opts(argc, argv, &o, extract_help);
 
 	if (rv >= 0)
 		goto out;
@@ -282,14 +255,14 @@ pg_cmd_trust_extract(int argc, char **argv)
 		rv = PG_EXIT_USAGE;
 		goto out;
 	}
-	if (optind + 1 != argc) {
+	if (o.next + 1 != argc) {
 		pg_message("specify one destination file or directory");
 		rv = PG_EXIT_USAGE;
 		goto out;
 	}
 	if ((rv = pg_trust_load(&set)) != PG_EXIT_OK)
 		goto out;
-	rv = pg_trust_extract(&set, o.format, o.filter, o.uri, o.purpose, argv[optind],
+	rv = pg_trust_extract(&set, o.format, o.filter, o.uri, o.purpose, argv[o.next],
 	                      o.overwrite, o.comment);
 	pg_trust_clear(&set);
 out:
@@ -336,33 +309,24 @@ read_cert(const char *path, size_t *len)
 int
 pg_cmd_trust_anchor(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "store", no_argument, NULL, 's' },
-		{ "remove", no_argument, NULL, 'r' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	int opt, action = 's', rv = PG_EXIT_OK;
+	int next, action = 's', rv = PG_EXIT_OK;
 	pg_trust_set set;
 	CK_FUNCTION_LIST *f;
 	CK_SLOT_ID slot;
 	CK_SESSION_HANDLE s;
+	const pg_opt table[] = {
+		{ "store", 0, PG_OPT_SET, &action, 's' },
+		{ "remove", 0, PG_OPT_SET, &action, 'r' },
+		{ "verbose", 'v', PG_OPT_IGNORE, NULL, 0 },
+		{ "quiet", 'q', PG_OPT_IGNORE, NULL, 0 },
+	};
 
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":vqh", options, NULL)) != -1) {
-		if (opt == 's' || opt == 'r')
-			action = opt;
-		else if (opt == 'h') {
-			anchor_help(stdout);
-			return PG_EXIT_OK;
-		} else if (opt != 'v' && opt != 'q') {
-			anchor_help(stderr);
-			return PG_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc) {
+	rv = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), anchor_help,
+	                     PG_OPTS_HELP_ON_ERROR, -1, &next);
+	if (rv >= 0)
+		return rv;
+	rv = PG_EXIT_OK;
+	if (next >= argc) {
 		pg_message("specify one or more anchors to %s", action == 's' ? "store" : "remove");
 		return PG_EXIT_USAGE;
 	}
@@ -377,7 +341,7 @@ pg_cmd_trust_anchor(int argc, char **argv)
 		pg_trust_clear(&set);
 		return PG_EXIT_FAIL;
 	}
-	for (int i = optind; i < argc && rv == PG_EXIT_OK; i++) {
+	for (int i = next; i < argc && rv == PG_EXIT_OK; i++) {
 		size_t len = 0;
 		unsigned char *der = NULL;
 		CK_OBJECT_CLASS klass = CKO_CERTIFICATE;

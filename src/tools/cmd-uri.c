@@ -99,39 +99,23 @@ print_json(FILE *out, const p11glue_uri *uri)
 int
 pg_cmd_uri_parse(int argc, char **argv)
 {
-	static const struct option options[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "lenient", no_argument, NULL, 'l' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 }
-	};
-	bool json = false;
-	unsigned flags = 0;
+	bool json = false, lenient = false;
 	p11glue_uri_error error;
 	p11glue_uri *uri;
 	char *text;
-	int opt, rv;
+	const pg_opt table[] = {
+		{ "json", 0, PG_OPT_FLAG, &json, 0 },
+		{ "lenient", 0, PG_OPT_FLAG, &lenient, 0 },
+	};
+	int next, rv = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), parse_usage, 0, -1,
+	                               &next);
 
-	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
-		switch (opt) {
-		case 'j':
-			json = true;
-			break;
-		case 'l':
-			flags |= P11GLUE_URI_LENIENT;
-			break;
-		case 'h':
-			parse_usage(stdout);
-			return PG_EXIT_OK;
-		default:
-			return pg_tool_option_error(argv[0], opt, argv);
-		}
-	}
-	if (argc - optind != 1)
+	if (rv >= 0)
+		return rv;
+	if (argc - next != 1)
 		return pg_tool_usage_error(argv[0], "expected exactly one URI");
 
-	rv = p11glue_uri_parse(argv[optind], flags, &uri, &error);
+	rv = p11glue_uri_parse(argv[next], lenient ? P11GLUE_URI_LENIENT : 0, &uri, &error);
 	if (rv != P11GLUE_OK) {
 		pg_message("invalid PKCS#11 URI: %s: %s (at byte %zu)",
 		              p11glue_strerror(rv), error.detail, error.offset);
