@@ -414,14 +414,11 @@ static CK_RV
 tm_C_GetSessionInfo(CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo)
 {
 	pg_tm_session *s;
-	CK_RV rv = CKR_OK;
+	CK_RV rv = pg_tm_begin(hSession, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if ((s = pg_tm_session_get(hSession)) == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else if (pInfo == NULL)
+	if (s == NULL)
+		return rv;
+	if (pInfo == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	else {
 		pInfo->slotID = s->slot;
@@ -429,8 +426,7 @@ tm_C_GetSessionInfo(CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo)
 		pInfo->state = s->flags & CKF_RW_SESSION ? CKS_RW_PUBLIC_SESSION : CKS_RO_PUBLIC_SESSION;
 		pInfo->ulDeviceError = 0;
 	}
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return pg_tm_end(rv);
 }
 
 static CK_RV

@@ -78,6 +78,33 @@ pg_tm_session_get(CK_SESSION_HANDLE h)
 	return s->handle == h ? s : NULL;
 }
 
+/*
+ * Starts a call on session h: *s NULL and CKR_CRYPTOKI_NOT_INITIALIZED
+ * or CKR_SESSION_HANDLE_INVALID, the call is over; else CKR_OK with the
+ * lock held and *s the session, until pg_tm_end.
+ */
+static inline CK_RV
+pg_tm_begin(CK_SESSION_HANDLE h, pg_tm_session **s)
+{
+	*s = NULL;
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	if ((*s = pg_tm_session_get(h)) == NULL) {
+		pg_lock_release(&pg_tm.lock);
+		return CKR_SESSION_HANDLE_INVALID;
+	}
+	return CKR_OK;
+}
+
+/* Ends a call pg_tm_begin started; returns rv. */
+static inline CK_RV
+pg_tm_end(CK_RV rv)
+{
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
 /* A session's search state, emptied. */
 void pg_tm_end_find(pg_tm_session *s);
 

@@ -111,14 +111,11 @@ CK_RV
 pg_tm_C_FindObjectsInit(CK_SESSION_HANDLE hSession, CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount)
 {
 	pg_tm_session *s;
-	CK_RV rv = CKR_OK;
+	CK_RV rv = pg_tm_begin(hSession, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if ((s = pg_tm_session_get(hSession)) == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else if (pTemplate == NULL && ulCount > 0)
+	if (s == NULL)
+		return rv;
+	if (pTemplate == NULL && ulCount > 0)
 		rv = CKR_ARGUMENTS_BAD;
 	else if (s->finding)
 		rv = CKR_OPERATION_ACTIVE;
@@ -135,8 +132,7 @@ pg_tm_C_FindObjectsInit(CK_SESSION_HANDLE hSession, CK_ATTRIBUTE_PTR pTemplate, 
 			s->next = 0;
 		}
 	}
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return pg_tm_end(rv);
 }
 
 CK_RV
@@ -144,14 +140,11 @@ pg_tm_C_FindObjects(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE_PTR phObject,
                     CK_ULONG ulMaxObjectCount, CK_ULONG_PTR pulObjectCount)
 {
 	pg_tm_session *s;
-	CK_RV rv = CKR_OK;
+	CK_RV rv = pg_tm_begin(hSession, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if ((s = pg_tm_session_get(hSession)) == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else if (phObject == NULL || pulObjectCount == NULL)
+	if (s == NULL)
+		return rv;
+	if (phObject == NULL || pulObjectCount == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	else if (!s->finding)
 		rv = CKR_OPERATION_NOT_INITIALIZED;
@@ -162,27 +155,22 @@ pg_tm_C_FindObjects(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE_PTR phObject,
 			phObject[n++] = object_handle(token, s->found[s->next++]);
 		*pulObjectCount = n;
 	}
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return pg_tm_end(rv);
 }
 
 CK_RV
 pg_tm_C_FindObjectsFinal(CK_SESSION_HANDLE hSession)
 {
 	pg_tm_session *s;
-	CK_RV rv = CKR_OK;
+	CK_RV rv = pg_tm_begin(hSession, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if ((s = pg_tm_session_get(hSession)) == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else if (!s->finding)
+	if (s == NULL)
+		return rv;
+	if (!s->finding)
 		rv = CKR_OPERATION_NOT_INITIALIZED;
 	else
 		pg_tm_end_find(s);
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return pg_tm_end(rv);
 }
 
 CK_RV
@@ -190,14 +178,11 @@ pg_tm_C_CreateObject(CK_SESSION_HANDLE hSession, CK_ATTRIBUTE_PTR pTemplate, CK_
                      CK_OBJECT_HANDLE_PTR phObject)
 {
 	pg_tm_session *s;
-	CK_RV rv;
+	CK_RV rv = pg_tm_begin(hSession, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if ((s = pg_tm_session_get(hSession)) == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else if ((pTemplate == NULL && ulCount) || phObject == NULL)
+	if (s == NULL)
+		return rv;
+	if ((pTemplate == NULL && ulCount) || phObject == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	else if (!(s->flags & CKF_RW_SESSION))
 		rv = CKR_SESSION_READ_ONLY;
@@ -209,8 +194,7 @@ pg_tm_C_CreateObject(CK_SESSION_HANDLE hSession, CK_ATTRIBUTE_PTR pTemplate, CK_
 			*phObject = object_handle(token, index);
 		}
 	}
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return pg_tm_end(rv);
 }
 
 CK_RV
@@ -244,19 +228,15 @@ CK_RV
 pg_tm_C_GetObjectSize(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject, CK_ULONG_PTR pulSize)
 {
 	pg_tm_session *s;
-	CK_RV rv = CKR_OK;
+	CK_RV rv = pg_tm_begin(hSession, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if ((s = pg_tm_session_get(hSession)) == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else if (handle_index(s, hObject) == SIZE_MAX)
+	if (s == NULL)
+		return rv;
+	if (handle_index(s, hObject) == SIZE_MAX)
 		rv = CKR_OBJECT_HANDLE_INVALID;
 	else if (pulSize == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	else
 		*pulSize = CK_UNAVAILABLE_INFORMATION;
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return pg_tm_end(rv);
 }
