@@ -430,19 +430,4 @@ static const pg_name_entry ckm_names[] = {
 	{ "CKM_VENDOR_DEFINED", CKM_VENDOR_DEFINED },
 };
 
-const char *
-pg_name_ckm(CK_MECHANISM_TYPE value)
-{
-	return pg_name_lookup(ckm_names, PG_N_ELEMENTS(ckm_names), value);
-}
-
-bool
-pg_value_ckm(const char *name, CK_MECHANISM_TYPE *value)
-{
-	CK_ULONG v;
-
-	if (!pg_value_lookup(ckm_names, PG_N_ELEMENTS(ckm_names), "CKM_", name, &v))
-		return false;
-	*value = v;
-	return true;
-}
+PG_NAME_FUNCS(ckm, CK_MECHANISM_TYPE, "CKM_")

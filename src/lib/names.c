@@ -138,22 +138,7 @@ static const pg_name_entry ckr_names[] = {
 	{ "CKR_VENDOR_DEFINED", CKR_VENDOR_DEFINED },
 };
 
-const char *
-pg_name_ckr(CK_RV value)
-{
-	return pg_name_lookup(ckr_names, PG_N_ELEMENTS(ckr_names), value);
-}
-
-bool
-pg_value_ckr(const char *name, CK_RV *value)
-{
-	CK_ULONG v;
-
-	if (!pg_value_lookup(ckr_names, PG_N_ELEMENTS(ckr_names), "CKR_", name, &v))
-		return false;
-	*value = v;
-	return true;
-}
+PG_NAME_FUNCS(ckr, CK_RV, "CKR_")
 
 static const pg_name_entry cka_names[] = {
 	{ "CKA_CLASS", CKA_CLASS },
@@ -283,22 +268,7 @@ static const pg_name_entry cka_names[] = {
 	{ "CKA_VENDOR_DEFINED", CKA_VENDOR_DEFINED },
 };
 
-const char *
-pg_name_cka(CK_ATTRIBUTE_TYPE value)
-{
-	return pg_name_lookup(cka_names, PG_N_ELEMENTS(cka_names), value);
-}
-
-bool
-pg_value_cka(const char *name, CK_ATTRIBUTE_TYPE *value)
-{
-	CK_ULONG v;
-
-	if (!pg_value_lookup(cka_names, PG_N_ELEMENTS(cka_names), "CKA_", name, &v))
-		return false;
-	*value = v;
-	return true;
-}
+PG_NAME_FUNCS(cka, CK_ATTRIBUTE_TYPE, "CKA_")
 
 static const pg_name_entry cko_names[] = {
 	{ "CKO_DATA", CKO_DATA },
@@ -314,22 +284,7 @@ static const pg_name_entry cko_names[] = {
 	{ "CKO_VENDOR_DEFINED", CKO_VENDOR_DEFINED },
 };
 
-const char *
-pg_name_cko(CK_OBJECT_CLASS value)
-{
-	return pg_name_lookup(cko_names, PG_N_ELEMENTS(cko_names), value);
-}
-
-bool
-pg_value_cko(const char *name, CK_OBJECT_CLASS *value)
-{
-	CK_ULONG v;
-
-	if (!pg_value_lookup(cko_names, PG_N_ELEMENTS(cko_names), "CKO_", name, &v))
-		return false;
-	*value = v;
-	return true;
-}
+PG_NAME_FUNCS(cko, CK_OBJECT_CLASS, "CKO_")
 
 static const pg_name_entry ckk_names[] = {
 	{ "CKK_RSA", CKK_RSA },
@@ -395,19 +350,4 @@ static const pg_name_entry ckk_names[] = {
 	{ "CKK_VENDOR_DEFINED", CKK_VENDOR_DEFINED },
 };
 
-const char *
-pg_name_ckk(CK_KEY_TYPE value)
-{
-	return pg_name_lookup(ckk_names, PG_N_ELEMENTS(ckk_names), value);
-}
-
-bool
-pg_value_ckk(const char *name, CK_KEY_TYPE *value)
-{
-	CK_ULONG v;
-
-	if (!pg_value_lookup(ckk_names, PG_N_ELEMENTS(ckk_names), "CKK_", name, &v))
-		return false;
-	*value = v;
-	return true;
-}
+PG_NAME_FUNCS(ckk, CK_KEY_TYPE, "CKK_")

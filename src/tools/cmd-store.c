@@ -237,30 +237,12 @@ do_init_pin(pg_keytoken *kt, const p11glue_uri *uri, const char *so_source,
 	return status;
 }
 
+static int pin_command(int argc, char **argv, bool set);
+
 int
 pg_cmd_init_pin(int argc, char **argv)
 {
-	pg_store_opts opts = { 0 };
-	const char *so_source = NULL, *new_source = NULL;
-	p11glue_uri *uri = NULL;
-	pg_keytoken kt;
-	const pg_opt table[] = {
-		{ "so-pin-source", 0, PG_OPT_TEXT, &so_source, 0 },
-		{ "new-pin-source", 0, PG_OPT_TEXT, &new_source, 0 },
-	};
-	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), init_pin_usage,
-	                              &opts, false, &uri);
-
-	if (status >= 0) {
-		p11glue_uri_free(uri);
-		return status;
-	}
-	status = pg_keytoken_load(&kt, &opts, uri);
-	if (status == PG_EXIT_OK)
-		status = do_init_pin(&kt, uri, so_source, new_source);
-	pg_keytoken_clear(&kt);
-	p11glue_uri_free(uri);
-	return status;
+	return pin_command(argc, argv, false);
 }
 
 /* ---------------------------------------------------------------------------
@@ -335,29 +317,39 @@ do_set_pin(pg_keytoken *kt, const p11glue_uri *uri, bool so, const char *new_sou
 	return PG_EXIT_OK;
 }
 
-int
-pg_cmd_set_pin(int argc, char **argv)
+/* init-pin (set false) and set-pin: the options, then the token. */
+static int
+pin_command(int argc, char **argv, bool set)
 {
 	pg_store_opts opts = { 0 };
-	const char *new_source = NULL;
+	const char *so_source = NULL, *new_source = NULL;
 	p11glue_uri *uri = NULL;
 	pg_keytoken kt;
 	bool so = false;
-	const pg_opt table[] = {
+	const pg_opt init_table[] = {
+		{ "so-pin-source", 0, PG_OPT_TEXT, &so_source, 0 },
+		{ "new-pin-source", 0, PG_OPT_TEXT, &new_source, 0 },
+	};
+	const pg_opt set_table[] = {
 		{ "new-pin-source", 0, PG_OPT_TEXT, &new_source, 0 },
 		{ "so", 0, PG_OPT_FLAG, &so, 0 },
 	};
-	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), set_pin_usage,
-	                              &opts, false, &uri);
+	int status = pg_store_options(argc, argv, set ? set_table : init_table, 2,
+	                              set ? set_pin_usage : init_pin_usage, &opts, false, &uri);
 
-	if (status >= 0) {
-		p11glue_uri_free(uri);
-		return status;
+	if (status < 0) {
+		status = pg_keytoken_load(&kt, &opts, uri);
+		if (status == PG_EXIT_OK)
+			status = set ? do_set_pin(&kt, uri, so, new_source)
+			             : do_init_pin(&kt, uri, so_source, new_source);
+		pg_keytoken_clear(&kt);
 	}
-	status = pg_keytoken_load(&kt, &opts, uri);
-	if (status == PG_EXIT_OK)
-		status = do_set_pin(&kt, uri, so, new_source);
-	pg_keytoken_clear(&kt);
 	p11glue_uri_free(uri);
 	return status;
+}
+
+int
+pg_cmd_set_pin(int argc, char **argv)
+{
+	return pin_command(argc, argv, true);
 }

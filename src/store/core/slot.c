@@ -271,10 +271,10 @@ C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR pulC
 	return rv;
 }
 
-CK_RV
-C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
+/* The module is initialized and slotID is one of its slots. */
+static CK_RV
+slot_valid(CK_SLOT_ID slotID)
 {
-	char desc[64];
 	CK_RV rv = pg_store_check_initialized();
 
 	if (rv != CKR_OK)
@@ -283,6 +283,15 @@ C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
 	if (pg_token_find_locked(slotID) == NULL)
 		rv = CKR_SLOT_ID_INVALID;
 	pg_store_unlock();
+	return rv;
+}
+
+CK_RV
+C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
+{
+	char desc[64];
+	CK_RV rv = slot_valid(slotID);
+
 	if (rv != CKR_OK)
 		return rv;
 	if (pInfo == NULL)
@@ -355,14 +364,8 @@ CK_RV
 C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList,
                    CK_ULONG_PTR pulCount)
 {
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = slot_valid(slotID);
 
-	if (rv != CKR_OK)
-		return rv;
-	pg_store_lock();
-	if (pg_token_find_locked(slotID) == NULL)
-		rv = CKR_SLOT_ID_INVALID;
-	pg_store_unlock();
 	if (rv != CKR_OK)
 		return rv;
 	if (pulCount == NULL)
@@ -373,14 +376,8 @@ C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList,
 CK_RV
 C_GetMechanismInfo(CK_SLOT_ID slotID, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO_PTR pInfo)
 {
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = slot_valid(slotID);
 
-	if (rv != CKR_OK)
-		return rv;
-	pg_store_lock();
-	if (pg_token_find_locked(slotID) == NULL)
-		rv = CKR_SLOT_ID_INVALID;
-	pg_store_unlock();
 	if (rv != CKR_OK)
 		return rv;
 	if (pInfo == NULL)
