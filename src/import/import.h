@@ -23,6 +23,9 @@
 
 #include <stdint.h>
 
+/* Why a file with a second private key is refused. */
+#define PG_IMPORT_MORE_THAN_ONE "the file holds more than one private key; import one at a time"
+
 typedef enum {
 	PG_IMPORT_OK = 0,
 	PG_IMPORT_ERR_FORMAT,        /* not a format we read, or malformed */

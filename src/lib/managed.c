@@ -35,7 +35,7 @@ typedef struct {
 static pg_managed pool[PG_MANAGED_MAX];
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void pg_managed_after_fork(void);
+static void managed_after_fork(void);
 
 /* ---------------------------------------------------------------------------
  * Checks and logging shared by the forwarders
@@ -338,6 +338,7 @@ pg_managed_new(pg_module *module, const char *reserved, const char *name, bool l
 	pg_managed *m = NULL;
 	char *error = NULL;
 
+	pg_modules_set_fork_hook(managed_after_fork);
 	pthread_mutex_lock(&pool_lock);
 	for (size_t i = 0; i < PG_MANAGED_MAX; i++) {
 		if (!pool[i].in_use) {
@@ -413,8 +414,8 @@ pg_managed_free(CK_FUNCTION_LIST_3_0 *list)
 	pthread_mutex_unlock(&pool_lock);
 }
 
-void
-pg_managed_after_fork(void)
+static void
+managed_after_fork(void)
 {
 	/* The child has none of the parent's sessions and must initialize
 	 * again before using a list (PKCS#11 v3.0 §5.2 on fork). */

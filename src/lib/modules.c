@@ -8,6 +8,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,8 +28,8 @@ struct pg_module {
 static pthread_mutex_t modules_lock = PTHREAD_MUTEX_INITIALIZER;
 static pg_module *modules;
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
-
-void pg_managed_after_fork(void);
+/* What the layer above (managed.c) resets in a child; set once. */
+static void (*_Atomic fork_hook)(void);
 
 static bool
 is_file(const char *path)
@@ -249,5 +250,12 @@ pg_modules_after_fork(void)
 		mod->users = 0;
 		mod->foreign = false;
 	}
-	pg_managed_after_fork();
+	if (fork_hook != NULL)
+		fork_hook();
+}
+
+void
+pg_modules_set_fork_hook(void (*hook)(void))
+{
+	fork_hook = hook;
 }

@@ -46,8 +46,12 @@ CK_RV pg_module_initialize(pg_module *module, const char *reserved);
 CK_RV pg_module_finalize(pg_module *module);
 
 /* The process forked: in the child every module is uninitialized (its
- * users must initialize again, as PKCS#11 requires). Also drops the
- * managed lists' state (managed.c). */
+ * users must initialize again, as PKCS#11 requires); then the fork hook
+ * runs. */
 void pg_modules_after_fork(void);
+
+/* Sets what pg_modules_after_fork runs last: the managed lists (the
+ * layer above, managed.c) drop their state there. */
+void pg_modules_set_fork_hook(void (*hook)(void));
 
 #endif /* PG_MODULES_H */

@@ -28,40 +28,6 @@ static const unsigned char tlv_reject[] = { 0x06, 0x0a, 0x2b, 0x06, 0x01, 0x04, 
 /* A purpose that means none: an extKeyUsage must name at least one. */
 static const char reserved_purpose[] = "1.3.6.1.4.1.3319.6.10.16";
 
-bool
-pg_source_take(pg_source *src, unsigned char *blob)
-{
-	unsigned char **grown = realloc(src->blobs, (src->n_blobs + 1) * sizeof(*grown));
-
-	if (grown == NULL) {
-		free(blob);
-		return false;
-	}
-	src->blobs = grown;
-	src->blobs[src->n_blobs++] = blob;
-	return true;
-}
-
-pg_entry *
-pg_source_add(pg_source *src, int kind)
-{
-	pg_entry *grown, *e;
-
-	if (src->n_entries == src->cap_entries) {
-		size_t cap = src->cap_entries ? src->cap_entries * 2 : 16;
-		if ((grown = realloc(src->entries, cap * sizeof(*grown))) == NULL)
-			return NULL;
-		src->entries = grown;
-		src->cap_entries = cap;
-	}
-	e = &src->entries[src->n_entries++];
-	memset(e, 0, sizeof(*e));
-	e->kind = (uint8_t)kind;
-	e->origin = src->path;
-	e->src_trust = (uint8_t)src->src_trust;
-	return e;
-}
-
 static bool
 add_crl(pg_source *src, const unsigned char *der, size_t len)
 {
@@ -401,25 +367,4 @@ pg_source_parse(pg_source *src, unsigned char *data, size_t len)
 		pg_message("%s: no certificate found, skipped", src->path);
 	free(data);
 	return true;
-}
-
-void
-pg_source_clear(pg_source *src)
-{
-	for (size_t i = 0; i < src->n_entries; i++)
-		pg_entry_clear(&src->entries[i]);
-	free(src->entries);
-	for (size_t i = 0; i < src->n_blobs; i++)
-		free(src->blobs[i]);
-	free(src->blobs);
-	free(src->crls);
-	free(src->data);
-	src->entries = NULL;
-	src->n_entries = src->cap_entries = 0;
-	src->n_sections = 0;
-	src->blobs = NULL;
-	src->n_blobs = 0;
-	src->crls = NULL;
-	src->n_crls = 0;
-	src->data = NULL;
 }

@@ -23,8 +23,6 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-pg_tm_state pg_tm = { .lock = PG_LOCK_INIT };
-
 static void
 pad(CK_UTF8CHAR *field, size_t size, const char *text)
 {
@@ -146,15 +144,6 @@ out:
 	free(paths);
 	pg_lock_release(&pg_tm.lock);
 	return rv;
-}
-
-void
-pg_tm_end_find(pg_tm_session *s)
-{
-	free(s->found);
-	s->found = NULL;
-	s->n_found = s->next = 0;
-	s->finding = false;
 }
 
 static CK_RV

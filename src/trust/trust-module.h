@@ -1,6 +1,7 @@
 /*
- * The trust module's shared state (trust-module.c: library, slots, sessions;
- * trust-object.c: objects and searches). Everything below is guarded by
+ * The trust module's shared state (trust-state.c), under the library,
+ * slot and session calls (trust-module.c) and the object calls
+ * (trust-object.c). Everything below is guarded by
  * pg_tm.lock but `initialized`, which is atomic so that entry points can
  * refuse early without the lock.
  */
