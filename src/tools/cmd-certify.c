@@ -1,14 +1,16 @@
 /*
  * p11glue certify | request: a certificate (RFC 5280) or a certification
  * request (RFC 2986) for a key on a token, signed inside a token with
- * C_Sign: the private key never leaves it. x509-build.c builds and
- * assembles; this file finds the keys, signs through PKCS#11 and stores
- * the certificate next to its key.
+ * C_Sign: the private key never leaves it. src/import builds and
+ * assembles (x509-build.c), finds the keys, signs and stores the
+ * certificate next to its key (signer.c); this file reads the command
+ * line and writes the PEM output.
  */
 #include "config.h"
 
 #include "store-tool.h"
 #include "x509-build.h"
+#include "signer.h"
 
 #include <openssl/pem.h>
 #include <openssl/x509v3.h>
@@ -20,36 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_FOUND 64
 #define MAX_DAYS 36500u
-
-/* ---------------------------------------------------------------------------
- * A private key on a token, and signing with it
- */
-
-typedef struct {
-	pg_keytoken kt;
-	bool loaded;
-	CK_OBJECT_HANDLE key;
-	EVP_PKEY *pub;
-	unsigned char *id;
-	size_t id_len;
-	char *label;
-	bool always_auth;            /* the key wants the PIN again for each signature */
-	const p11glue_uri *uri;      /* where that PIN comes from (the caller's) */
-	bool failed;                 /* a C_Sign call failed (already reported) */
-} signer;
-
-static void
-signer_clear(signer *sg)
-{
-	if (sg->loaded)
-		pg_keytoken_clear(&sg->kt);
-	EVP_PKEY_free(sg->pub);
-	free(sg->id);
-	free(sg->label);
-	memset(sg, 0, sizeof(*sg));
-}
 
 /* Refuses a URI that names something other than a private key. */
 static bool
@@ -59,138 +32,6 @@ names_private_key(const p11glue_uri *uri)
 	const unsigned char *type = p11glue_uri_get(uri, P11GLUE_URI_TYPE, &len);
 
 	return type == NULL || (len == 7 && memcmp(type, "private", 7) == 0);
-}
-
-/* The public key of the private key: its CKA_PUBLIC_KEY_INFO or RSA
- * values, else the public key or certificate with its CKA_ID. */
-static EVP_PKEY *
-key_public(signer *sg)
-{
-	static const CK_OBJECT_CLASS classes[] = { CKO_PUBLIC_KEY, CKO_CERTIFICATE };
-	CK_OBJECT_CLASS cls;
-	CK_ATTRIBUTE match[2] = {
-		{ CKA_CLASS, &cls, sizeof(cls) },
-		{ CKA_ID, sg->id, sg->id_len },
-	};
-	CK_OBJECT_HANDLE found;
-	const char *why;
-	EVP_PKEY *pub = pg_keytoken_public_key(&sg->kt, sg->key, &why);
-
-	for (size_t i = 0; pub == NULL && sg->id_len > 0 && i < PG_N_ELEMENTS(classes); i++) {
-		cls = classes[i];
-		if (pg_keytoken_find(&sg->kt, NULL, match, 2, &found, 1) == 1)
-			pub = pg_keytoken_public_key(&sg->kt, found, &why);
-	}
-	return pub;
-}
-
-/* Lists the keys a URI matches when it must match one. */
-static void
-too_many(signer *sg, const CK_OBJECT_HANDLE *found, long n)
-{
-	char *text;
-
-	pg_message("%ld private keys match the URI; name one (object=LABEL or id=...):", n);
-	for (long i = 0; i < n; i++) {
-		text = pg_keytoken_object_uri(&sg->kt, found[i]);
-		fprintf(stderr, "  %s\n", text ? text : "?");
-		free(text);
-	}
-}
-
-/*
- * Loads the module, logs in to the token the URI names and finds its one
- * private key. rw: a read-write session (to store a certificate).
- */
-static int
-signer_open(signer *sg, const pg_store_opts *opts, const p11glue_uri *uri, bool rw)
-{
-	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
-	CK_ATTRIBUTE want = { CKA_CLASS, &cls, sizeof(cls) };
-	CK_OBJECT_HANDLE found[MAX_FOUND];
-	size_t len;
-	long n;
-	int status = pg_keytoken_load(&sg->kt, opts, uri);
-
-	sg->loaded = status == PG_EXIT_OK;
-	if (status != PG_EXIT_OK || (status = pg_keytoken_select(&sg->kt, uri, 0)) != PG_EXIT_OK ||
-	    (status = pg_keytoken_open(&sg->kt, rw)) != PG_EXIT_OK ||
-	    (status = pg_keytoken_login(&sg->kt, CKU_USER, uri, NULL)) != PG_EXIT_OK)
-		return status;
-	n = pg_keytoken_find(&sg->kt, uri, &want, 1, found, MAX_FOUND);
-	if (n <= 0) {
-		if (n == 0)
-			pg_message("no private key matches the URI on token '%s'",
-			              pg_keytoken_label(&sg->kt));
-		return PG_EXIT_FAIL;
-	}
-	if (n > 1) {
-		too_many(sg, found, n);
-		return PG_EXIT_FAIL;
-	}
-	sg->key = found[0];
-	sg->uri = uri;
-	{
-		unsigned char *aa = pg_keytoken_get(&sg->kt, sg->key, CKA_ALWAYS_AUTHENTICATE, &len);
-		sg->always_auth = aa != NULL && len == 1 && aa[0] == CK_TRUE;
-		free(aa);
-	}
-	sg->id = pg_keytoken_get(&sg->kt, sg->key, CKA_ID, &sg->id_len);
-	sg->label = (char *)pg_keytoken_get(&sg->kt, sg->key, CKA_LABEL, &len);
-	if (sg->id == NULL || sg->id_len == 0) {
-		pg_message("the private key has no CKA_ID, which its certificate would share");
-		return PG_EXIT_FAIL;
-	}
-	sg->pub = key_public(sg);
-	if (sg->pub == NULL) {
-		pg_message("the public key of the private key is not on the token (no "
-		              "CKA_PUBLIC_KEY_INFO, public key or certificate with its ID)");
-		return PG_EXIT_FAIL;
-	}
-	return PG_EXIT_OK;
-}
-
-/* pg_sign_func: C_Sign with the key, a size query first (PKCS#11 §5.2). */
-static bool
-token_sign(void *data, const pg_sigalg *alg, const unsigned char *in, size_t in_len,
-           unsigned char **out, size_t *out_len)
-{
-	signer *sg = data;
-	CK_EDDSA_PARAMS ed448 = { CK_FALSE, 0, NULL };
-	CK_MECHANISM mech = { alg->mech, NULL, 0 };
-	CK_ULONG len = 0;
-	unsigned char *sig = NULL;
-	CK_RV rv;
-
-	/* Ed448 signs with parameters: pure Ed448, no context (2.3.14). */
-	if (alg->ed448) {
-		mech.pParameter = &ed448;
-		mech.ulParameterLen = sizeof(ed448);
-	}
-	rv = sg->kt.f->C_SignInit(sg->kt.session, &mech, sg->key);
-	/* CKA_ALWAYS_AUTHENTICATE: the PIN again, for this signature. */
-	if (rv == CKR_OK && sg->always_auth &&
-	    pg_keytoken_login(&sg->kt, CKU_CONTEXT_SPECIFIC, sg->uri, NULL) != PG_EXIT_OK) {
-		sg->failed = true;
-		return false;
-	}
-	if (rv == CKR_OK)
-		rv = sg->kt.f->C_Sign(sg->kt.session, (CK_BYTE_PTR)in, in_len, NULL, &len);
-	if (rv == CKR_OK && (len == 0 || len > 4096 || (sig = malloc(len)) == NULL))
-		rv = CKR_HOST_MEMORY;
-	if (rv == CKR_OK)
-		rv = sg->kt.f->C_Sign(sg->kt.session, (CK_BYTE_PTR)in, in_len, sig, &len);
-	if (rv != CKR_OK) {
-		free(sig);
-		pg_keytoken_error(alg->mech == CKM_RSA_PKCS ? "C_Sign (CKM_RSA_PKCS)"
-		                  : alg->mech == CKM_ECDSA  ? "C_Sign (CKM_ECDSA)"
-		                                            : "C_Sign (CKM_EDDSA)", rv);
-		sg->failed = true;
-		return false;
-	}
-	*out = sig;
-	*out_len = len;
-	return true;
 }
 
 /* ---------------------------------------------------------------------------
@@ -252,7 +93,7 @@ parse_subject(const char *text, const char *command)
 /* The subject: a copy of given (--subject), else CN=<the key's label>.
  * NULL after printing why. */
 static X509_NAME *
-subject_of(X509_NAME *given, const signer *sg, const char *command)
+subject_of(X509_NAME *given, const pg_signer *sg, const char *command)
 {
 	X509_NAME *name;
 
@@ -385,93 +226,9 @@ typedef struct {
 	const char *label;
 } certify_args;
 
-/* The CA's certificate on its token (same CKA_ID as its key), checked. */
-static X509 *
-ca_certificate(signer *ca)
-{
-	CK_OBJECT_CLASS cls = CKO_CERTIFICATE;
-	CK_ATTRIBUTE match[2] = {
-		{ CKA_CLASS, &cls, sizeof(cls) },
-		{ CKA_ID, ca->id, ca->id_len },
-	};
-	CK_OBJECT_HANDLE found[MAX_FOUND];
-	long n = pg_keytoken_find(&ca->kt, NULL, match, 2, found, MAX_FOUND);
-	unsigned char *der;
-	const unsigned char *p;
-	size_t len;
-	X509 *cert;
-
-	for (long i = 0; i < n; i++) {
-		der = pg_keytoken_get(&ca->kt, found[i], CKA_VALUE, &len);
-		p = der;
-		cert = der ? d2i_X509(NULL, &p, (long)len) : NULL;
-		free(der);
-		if (cert != NULL && X509_check_ca(cert) > 0 &&
-		    EVP_PKEY_eq(X509_get0_pubkey(cert), ca->pub) == 1)
-			return cert;
-		X509_free(cert);
-	}
-	if (n >= 0)
-		pg_message("the CA key has no CA certificate with its ID on its token (make one "
-		              "with 'p11glue certify --self-signed --is-ca')");
-	return NULL;
-}
-
-/* The certificates with the key's ID, to be replaced; -1 after an error
- * (or when there are some and replace is false). */
-static long
-existing_certs(signer *sg, CK_OBJECT_HANDLE *found, bool replace)
-{
-	CK_OBJECT_CLASS cls = CKO_CERTIFICATE;
-	CK_ATTRIBUTE match[2] = {
-		{ CKA_CLASS, &cls, sizeof(cls) },
-		{ CKA_ID, sg->id, sg->id_len },
-	};
-	long n = pg_keytoken_find(&sg->kt, NULL, match, 2, found, MAX_FOUND);
-
-	if (n > 0 && !replace) {
-		pg_message("a certificate with the key's ID is on the token already (--replace "
-		              "replaces it)");
-		return -1;
-	}
-	return n;
-}
-
-/* Stores cert with the key's ID, then deletes the n old ones. */
-static int
-store_cert(signer *sg, X509 *cert, const char *label, const CK_OBJECT_HANDLE *old, long n)
-{
-	CK_OBJECT_HANDLE obj;
-	pg_tmpl t;
-	char *text;
-	CK_RV rv;
-
-	pg_tmpl_init(&t);
-	pg_cert_template(&t, cert, label, sg->id, sg->id_len, true);
-	rv = t.failed ? CKR_HOST_MEMORY : sg->kt.f->C_CreateObject(sg->kt.session, t.items, t.n, &obj);
-	pg_tmpl_clear(&t);
-	if (rv != CKR_OK) {
-		pg_keytoken_error("storing the certificate (C_CreateObject)", rv);
-		return PG_EXIT_FAIL;
-	}
-	for (long i = 0; i < n; i++) {
-		text = pg_keytoken_object_uri(&sg->kt, old[i]);
-		rv = sg->kt.f->C_DestroyObject(sg->kt.session, old[i]);
-		if (rv == CKR_OK)
-			printf("replaced: %s\n", text ? text : "a certificate");
-		else
-			pg_keytoken_error("deleting the old certificate", rv);
-		free(text);
-	}
-	text = pg_keytoken_object_uri(&sg->kt, obj);
-	printf("certificate: %s\n", text ? text : "?");
-	free(text);
-	return PG_EXIT_OK;
-}
-
 /* The issuer side of spec, from the CA signer (or none: self-signed). */
 static int
-set_issuer(pg_cert_spec *spec, signer *ca, X509 **ca_cert, unsigned char key_id[20])
+set_issuer(pg_cert_spec *spec, pg_signer *ca, X509 **ca_cert, unsigned char key_id[20])
 {
 	const ASN1_OCTET_STRING *skid;
 
@@ -479,7 +236,7 @@ set_issuer(pg_cert_spec *spec, signer *ca, X509 **ca_cert, unsigned char key_id[
 		spec->issuer = spec->subject;
 		return PG_EXIT_OK;
 	}
-	*ca_cert = ca_certificate(ca);
+	*ca_cert = pg_signer_ca_cert(ca);
 	if (*ca_cert == NULL)
 		return PG_EXIT_FAIL;
 	spec->issuer = X509_get_subject_name(*ca_cert);
@@ -504,8 +261,8 @@ static int
 do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_uri,
            const char *command)
 {
-	signer key = { 0 }, ca = { 0 };
-	CK_OBJECT_HANDLE old[MAX_FOUND];
+	pg_signer key = { 0 }, ca = { 0 };
+	CK_OBJECT_HANDLE old[PG_SIGNER_MAX_FOUND];
 	pg_cert_spec spec = { 0 };
 	X509 *ca_cert = NULL, *cert = NULL;
 	unsigned char ca_key_id[20];
@@ -515,13 +272,13 @@ do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_
 	long n_old = 0;
 	int status;
 
-	status = signer_open(&key, &a->common.store, uri, true);
+	status = pg_signer_open(&key, &a->common.store, uri, true);
 	if (status == PG_EXIT_OK && ca_uri != NULL)
-		status = signer_open(&ca, &a->common.store, ca_uri, false);
+		status = pg_signer_open(&ca, &a->common.store, ca_uri, false);
 	if (status != PG_EXIT_OK)
 		goto out;
 	status = PG_EXIT_FAIL;
-	n_old = existing_certs(&key, old, a->replace);
+	n_old = pg_signer_certs(&key, old, a->replace);
 	if (n_old < 0)
 		goto out;
 	if (!pg_sigalg_choose(ca_uri ? ca.pub : key.pub, a->common.hash, &alg, &why)) {
@@ -540,14 +297,14 @@ do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_
 	}
 	if (set_issuer(&spec, ca_uri ? &ca : NULL, &ca_cert, ca_key_id) != PG_EXIT_OK)
 		goto out;
-	cert = pg_x509_make_cert(&spec, &alg, token_sign, ca_uri ? &ca : &key, reason,
+	cert = pg_x509_make_cert(&spec, &alg, pg_signer_sign, ca_uri ? &ca : &key, reason,
 	                         sizeof(reason));
 	if (cert == NULL) {
 		if (!key.failed && !ca.failed)
 			pg_message("cannot make the certificate: %s", reason);
 		goto out;
 	}
-	status = store_cert(&key, cert, a->label ? a->label : key.label, old, n_old);
+	status = pg_signer_store_cert(&key, cert, a->label ? a->label : key.label, old, n_old);
 	if (status == PG_EXIT_OK && a->common.output != NULL &&
 	    !write_pem(a->common.output, write_x509, cert))
 		status = PG_EXIT_FAIL;
@@ -555,8 +312,8 @@ out:
 	X509_NAME_free(spec.subject);
 	X509_free(cert);
 	X509_free(ca_cert);
-	signer_clear(&ca);
-	signer_clear(&key);
+	pg_signer_clear(&ca);
+	pg_signer_clear(&key);
 	return status;
 }
 
@@ -666,13 +423,13 @@ request_usage(FILE *out)
 static int
 do_request(const common_args *a, const p11glue_uri *uri, const char *command)
 {
-	signer key = { 0 };
+	pg_signer key = { 0 };
 	X509_NAME *subject = NULL;
 	X509_REQ *req = NULL;
 	pg_sigalg alg;
 	const char *why;
 	char reason[200];
-	int status = signer_open(&key, &a->store, uri, false);
+	int status = pg_signer_open(&key, &a->store, uri, false);
 
 	if (status != PG_EXIT_OK)
 		goto out;
@@ -687,7 +444,7 @@ do_request(const common_args *a, const p11glue_uri *uri, const char *command)
 		goto out;
 	}
 	req = pg_x509_make_req(subject, key.pub, a->san.len ? (const char *)a->san.data : NULL,
-	                       &alg, token_sign, &key, reason, sizeof(reason));
+	                       &alg, pg_signer_sign, &key, reason, sizeof(reason));
 	if (req == NULL) {
 		if (!key.failed)
 			pg_message("cannot make the request: %s", reason);
@@ -698,7 +455,7 @@ do_request(const common_args *a, const p11glue_uri *uri, const char *command)
 out:
 	X509_NAME_free(subject);
 	X509_REQ_free(req);
-	signer_clear(&key);
+	pg_signer_clear(&key);
 	return status;
 }
 

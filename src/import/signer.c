@@ -1,0 +1,242 @@
+/*
+ * A private key on a token as the signer of certificates and requests
+ * (signer.h): found by URI with its ID, label and public key, signing
+ * with C_Sign (the key never leaves the token), and the certificates
+ * stored beside it.
+ */
+#include "config.h"
+
+#include "signer.h"
+
+#include <openssl/x509v3.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void
+pg_signer_clear(pg_signer *sg)
+{
+	if (sg->loaded)
+		pg_keytoken_clear(&sg->kt);
+	EVP_PKEY_free(sg->pub);
+	free(sg->id);
+	free(sg->label);
+	memset(sg, 0, sizeof(*sg));
+}
+
+/* The public key of the private key: its CKA_PUBLIC_KEY_INFO or RSA
+ * values, else the public key or certificate with its CKA_ID. */
+static EVP_PKEY *
+key_public(pg_signer *sg)
+{
+	static const CK_OBJECT_CLASS classes[] = { CKO_PUBLIC_KEY, CKO_CERTIFICATE };
+	CK_OBJECT_CLASS cls;
+	CK_ATTRIBUTE match[2] = {
+		{ CKA_CLASS, &cls, sizeof(cls) },
+		{ CKA_ID, sg->id, sg->id_len },
+	};
+	CK_OBJECT_HANDLE found;
+	const char *why;
+	EVP_PKEY *pub = pg_keytoken_public_key(&sg->kt, sg->key, &why);
+
+	for (size_t i = 0; pub == NULL && sg->id_len > 0 && i < PG_N_ELEMENTS(classes); i++) {
+		cls = classes[i];
+		if (pg_keytoken_find(&sg->kt, NULL, match, 2, &found, 1) == 1)
+			pub = pg_keytoken_public_key(&sg->kt, found, &why);
+	}
+	return pub;
+}
+
+/* Lists the keys a URI matches when it must match one. */
+static void
+too_many(pg_signer *sg, const CK_OBJECT_HANDLE *found, long n)
+{
+	char *text;
+
+	pg_message("%ld private keys match the URI; name one (object=LABEL or id=...):", n);
+	for (long i = 0; i < n; i++) {
+		text = pg_keytoken_object_uri(&sg->kt, found[i]);
+		fprintf(stderr, "  %s\n", text ? text : "?");
+		free(text);
+	}
+}
+
+/*
+ * Loads the module, logs in to the token the URI names and finds its one
+ * private key. rw: a read-write session (to store a certificate).
+ */
+int
+pg_signer_open(pg_signer *sg, const pg_store_opts *opts, const p11glue_uri *uri, bool rw)
+{
+	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
+	CK_ATTRIBUTE want = { CKA_CLASS, &cls, sizeof(cls) };
+	CK_OBJECT_HANDLE found[PG_SIGNER_MAX_FOUND];
+	size_t len;
+	long n;
+	int status = pg_keytoken_load(&sg->kt, opts, uri);
+
+	sg->loaded = status == PG_EXIT_OK;
+	if (status != PG_EXIT_OK || (status = pg_keytoken_select(&sg->kt, uri, 0)) != PG_EXIT_OK ||
+	    (status = pg_keytoken_open(&sg->kt, rw)) != PG_EXIT_OK ||
+	    (status = pg_keytoken_login(&sg->kt, CKU_USER, uri, NULL)) != PG_EXIT_OK)
+		return status;
+	n = pg_keytoken_find(&sg->kt, uri, &want, 1, found, PG_SIGNER_MAX_FOUND);
+	if (n <= 0) {
+		if (n == 0)
+			pg_message("no private key matches the URI on token '%s'",
+			              pg_keytoken_label(&sg->kt));
+		return PG_EXIT_FAIL;
+	}
+	if (n > 1) {
+		too_many(sg, found, n);
+		return PG_EXIT_FAIL;
+	}
+	sg->key = found[0];
+	sg->uri = uri;
+	{
+		unsigned char *aa = pg_keytoken_get(&sg->kt, sg->key, CKA_ALWAYS_AUTHENTICATE, &len);
+		sg->always_auth = aa != NULL && len == 1 && aa[0] == CK_TRUE;
+		free(aa);
+	}
+	sg->id = pg_keytoken_get(&sg->kt, sg->key, CKA_ID, &sg->id_len);
+	sg->label = (char *)pg_keytoken_get(&sg->kt, sg->key, CKA_LABEL, &len);
+	if (sg->id == NULL || sg->id_len == 0) {
+		pg_message("the private key has no CKA_ID, which its certificate would share");
+		return PG_EXIT_FAIL;
+	}
+	sg->pub = key_public(sg);
+	if (sg->pub == NULL) {
+		pg_message("the public key of the private key is not on the token (no "
+		              "CKA_PUBLIC_KEY_INFO, public key or certificate with its ID)");
+		return PG_EXIT_FAIL;
+	}
+	return PG_EXIT_OK;
+}
+
+/* pg_sign_func: C_Sign with the key, a size query first (PKCS#11 §5.2). */
+bool
+pg_signer_sign(void *data, const pg_sigalg *alg, const unsigned char *in, size_t in_len,
+           unsigned char **out, size_t *out_len)
+{
+	pg_signer *sg = data;
+	CK_EDDSA_PARAMS ed448 = { CK_FALSE, 0, NULL };
+	CK_MECHANISM mech = { alg->mech, NULL, 0 };
+	CK_ULONG len = 0;
+	unsigned char *sig = NULL;
+	CK_RV rv;
+
+	/* Ed448 signs with parameters: pure Ed448, no context (2.3.14). */
+	if (alg->ed448) {
+		mech.pParameter = &ed448;
+		mech.ulParameterLen = sizeof(ed448);
+	}
+	rv = sg->kt.f->C_SignInit(sg->kt.session, &mech, sg->key);
+	/* CKA_ALWAYS_AUTHENTICATE: the PIN again, for this signature. */
+	if (rv == CKR_OK && sg->always_auth &&
+	    pg_keytoken_login(&sg->kt, CKU_CONTEXT_SPECIFIC, sg->uri, NULL) != PG_EXIT_OK) {
+		sg->failed = true;
+		return false;
+	}
+	if (rv == CKR_OK)
+		rv = sg->kt.f->C_Sign(sg->kt.session, (CK_BYTE_PTR)in, in_len, NULL, &len);
+	if (rv == CKR_OK && (len == 0 || len > 4096 || (sig = malloc(len)) == NULL))
+		rv = CKR_HOST_MEMORY;
+	if (rv == CKR_OK)
+		rv = sg->kt.f->C_Sign(sg->kt.session, (CK_BYTE_PTR)in, in_len, sig, &len);
+	if (rv != CKR_OK) {
+		free(sig);
+		pg_keytoken_error(alg->mech == CKM_RSA_PKCS ? "C_Sign (CKM_RSA_PKCS)"
+		                  : alg->mech == CKM_ECDSA  ? "C_Sign (CKM_ECDSA)"
+		                                            : "C_Sign (CKM_EDDSA)", rv);
+		sg->failed = true;
+		return false;
+	}
+	*out = sig;
+	*out_len = len;
+	return true;
+}
+
+/* The CA's certificate on its token (same CKA_ID as its key), checked. */
+X509 *
+pg_signer_ca_cert(pg_signer *ca)
+{
+	CK_OBJECT_CLASS cls = CKO_CERTIFICATE;
+	CK_ATTRIBUTE match[2] = {
+		{ CKA_CLASS, &cls, sizeof(cls) },
+		{ CKA_ID, ca->id, ca->id_len },
+	};
+	CK_OBJECT_HANDLE found[PG_SIGNER_MAX_FOUND];
+	long n = pg_keytoken_find(&ca->kt, NULL, match, 2, found, PG_SIGNER_MAX_FOUND);
+	unsigned char *der;
+	const unsigned char *p;
+	size_t len;
+	X509 *cert;
+
+	for (long i = 0; i < n; i++) {
+		der = pg_keytoken_get(&ca->kt, found[i], CKA_VALUE, &len);
+		p = der;
+		cert = der ? d2i_X509(NULL, &p, (long)len) : NULL;
+		free(der);
+		if (cert != NULL && X509_check_ca(cert) > 0 &&
+		    EVP_PKEY_eq(X509_get0_pubkey(cert), ca->pub) == 1)
+			return cert;
+		X509_free(cert);
+	}
+	if (n >= 0)
+		pg_message("the CA key has no CA certificate with its ID on its token (make one "
+		              "with 'p11glue certify --self-signed --is-ca')");
+	return NULL;
+}
+
+/* The certificates with the key's ID, to be replaced; -1 after an error
+ * (or when there are some and replace is false). */
+long
+pg_signer_certs(pg_signer *sg, CK_OBJECT_HANDLE *found, bool replace)
+{
+	CK_OBJECT_CLASS cls = CKO_CERTIFICATE;
+	CK_ATTRIBUTE match[2] = {
+		{ CKA_CLASS, &cls, sizeof(cls) },
+		{ CKA_ID, sg->id, sg->id_len },
+	};
+	long n = pg_keytoken_find(&sg->kt, NULL, match, 2, found, PG_SIGNER_MAX_FOUND);
+
+	if (n > 0 && !replace) {
+		pg_message("a certificate with the key's ID is on the token already (--replace "
+		              "replaces it)");
+		return -1;
+	}
+	return n;
+}
+
+/* Stores cert with the key's ID, then deletes the n old ones. */
+int
+pg_signer_store_cert(pg_signer *sg, X509 *cert, const char *label, const CK_OBJECT_HANDLE *old, long n)
+{
+	CK_OBJECT_HANDLE obj;
+	pg_tmpl t;
+	char *text;
+	CK_RV rv;
+
+	pg_tmpl_init(&t);
+	pg_cert_template(&t, cert, label, sg->id, sg->id_len, true);
+	rv = t.failed ? CKR_HOST_MEMORY : sg->kt.f->C_CreateObject(sg->kt.session, t.items, t.n, &obj);
+	pg_tmpl_clear(&t);
+	if (rv != CKR_OK) {
+		pg_keytoken_error("storing the certificate (C_CreateObject)", rv);
+		return PG_EXIT_FAIL;
+	}
+	for (long i = 0; i < n; i++) {
+		text = pg_keytoken_object_uri(&sg->kt, old[i]);
+		rv = sg->kt.f->C_DestroyObject(sg->kt.session, old[i]);
+		if (rv == CKR_OK)
+			printf("replaced: %s\n", text ? text : "a certificate");
+		else
+			pg_keytoken_error("deleting the old certificate", rv);
+		free(text);
+	}
+	text = pg_keytoken_object_uri(&sg->kt, obj);
+	printf("certificate: %s\n", text ? text : "?");
+	free(text);
+	return PG_EXIT_OK;
+}
