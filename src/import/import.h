@@ -58,7 +58,7 @@ typedef struct {
 #define PG_IMPORT_DEFAULT_MAX_ITERATIONS 10000000ul
 
 /* What a file held. */
-typedef struct {
+typedef struct pg_import {
 	EVP_PKEY *key;               /* the private key, or NULL */
 	char *key_label;             /* a name for it from the file (OpenSSH
 	                                comment, PKCS#12 friendlyName), or NULL */

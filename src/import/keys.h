@@ -74,4 +74,16 @@ void pg_cert_template(pg_tmpl *t, X509 *cert, const char *label, const unsigned 
 void pg_key_templates(pg_tmpl *pub, pg_tmpl *priv, EVP_PKEY *key, const char *label,
                       const unsigned char *id, size_t id_len, X509 *leaf);
 
+/*
+ * Writes what imp holds to the token of kt (a read-write session, logged
+ * in): the key pair and the certificate that belongs to it under label
+ * (NULL: the file's label, else the certificate's common name, else the
+ * file name without extension) and id (NULL: the key's pg_key_id), then
+ * the other certificates; prints each object's URI. On a failure what
+ * was made is destroyed again. Returns an exit code (import-write.c).
+ */
+struct pg_import;
+int pg_import_write(pg_keytoken *kt, struct pg_import *imp, const char *file, const char *label,
+                    const unsigned char *id, size_t id_len);
+
 #endif /* PG_KEYS_H */

@@ -11,10 +11,6 @@
 
 #include <p11glue/p11glue.h>
 
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
-
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -279,41 +275,10 @@ anchor_help(FILE *out)
 	             "  -q, --quiet         suppress command output\n");
 }
 
-/* Reads the first certificate of a file (PEM or DER) into DER. */
-static unsigned char *
-read_cert(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	X509 *x = NULL;
-	unsigned char *der = NULL;
-	int n;
-
-	if (f == NULL)
-		return NULL;
-	x = PEM_read_X509_AUX(f, NULL, NULL, NULL);
-	if (x == NULL) {
-		rewind(f);
-		x = d2i_X509_fp(f, NULL);
-	}
-	fclose(f);
-	if (x == NULL)
-		return NULL;
-	n = i2d_X509(x, &der);
-	X509_free(x);
-	if (n <= 0)
-		return NULL;
-	*len = (size_t)n;
-	return der;
-}
-
 int
 pg_cmd_trust_anchor(int argc, char **argv)
 {
-	int next, action = 's', rv = PG_EXIT_OK;
-	pg_trust_set set;
-	CK_FUNCTION_LIST *f;
-	CK_SLOT_ID slot;
-	CK_SESSION_HANDLE s;
+	int next, action = 's', rv;
 	const pg_opt table[] = {
 		{ "store", 0, PG_OPT_SET, &action, 's' },
 		{ "remove", 0, PG_OPT_SET, &action, 'r' },
@@ -325,93 +290,11 @@ pg_cmd_trust_anchor(int argc, char **argv)
 	                     PG_OPTS_HELP_ON_ERROR, -1, &next);
 	if (rv >= 0)
 		return rv;
-	rv = PG_EXIT_OK;
 	if (next >= argc) {
 		pg_message("specify one or more anchors to %s", action == 's' ? "store" : "remove");
 		return PG_EXIT_USAGE;
 	}
-	if ((rv = pg_trust_load(&set)) != PG_EXIT_OK)
-		return rv;
-	if (!pg_trust_writable_token(&f, &slot)) {
-		pg_message("no configured writable location to store anchors");
-		pg_trust_clear(&set);
-		return PG_EXIT_FAIL;
-	}
-	if (f->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &s) != CKR_OK) {
-		pg_trust_clear(&set);
-		return PG_EXIT_FAIL;
-	}
-	for (int i = next; i < argc && rv == PG_EXIT_OK; i++) {
-		size_t len = 0;
-		unsigned char *der = NULL;
-		CK_OBJECT_CLASS klass = CKO_CERTIFICATE;
-		CK_BBOOL yes = CK_TRUE;
-		CK_OBJECT_HANDLE h, *objs = NULL;
-		CK_RV r;
-		if (action == 'r' && strncmp(argv[i], "pkcs11:", 7) == 0) {
-			p11glue_uri *uri = NULL;
-			size_t n;
-			CK_ATTRIBUTE t = { CKA_CLASS, &klass, sizeof(klass) };
-			if (p11glue_uri_parse(argv[i], P11GLUE_URI_LENIENT, &uri, NULL) != P11GLUE_OK) {
-				pg_message("invalid PKCS#11 URI: %s", argv[i]);
-				rv = PG_EXIT_FAIL;
-				break;
-			}
-			n = pg_trust_find_all(f, s, &t, 1, &objs);
-			for (size_t j = 0; j < n; j++) {
-				size_t ll = 0, il = 0;
-				unsigned char *label = pg_trust_get_attr(f, s, objs[j], CKA_LABEL, &ll);
-				unsigned char *id = pg_trust_get_attr(f, s, objs[j], CKA_ID, &il);
-				CK_ATTRIBUTE a[] = { { CKA_CLASS, &klass, sizeof(klass) },
-				                     { CKA_LABEL, label, label ? ll : CK_UNAVAILABLE_INFORMATION },
-				                     { CKA_ID, id, id ? il : CK_UNAVAILABLE_INFORMATION } };
-				if (p11glue_uri_match_attributes(uri, a, 3))
-					der = pg_trust_get_attr(f, s, objs[j], CKA_VALUE, &len);
-				free(label);
-				free(id);
-				if (der)
-					break;
-			}
-			free(objs);
-			objs = NULL;
-			p11glue_uri_free(uri);
-		} else {
-			der = read_cert(argv[i], &len);
-		}
-		if (der == NULL) {
-			pg_message("%s: no certificate found", argv[i]);
-			rv = PG_EXIT_FAIL;
-			break;
-		}
-		if (action == 's') {
-			CK_ATTRIBUTE t[] = { { CKA_CLASS, &klass, sizeof(klass) },
-			                     { CKA_VALUE, der, len },
-			                     { CKA_TRUSTED, &yes, 1 } };
-			r = f->C_CreateObject(s, t, 3, &h);
-			if (r != CKR_OK) {
-				pg_message("couldn't create object: %s", pg_token_ckr(r));
-				rv = PG_EXIT_FAIL;
-			}
-		} else {
-			CK_ATTRIBUTE t[] = { { CKA_CLASS, &klass, sizeof(klass) },
-			                     { CKA_VALUE, der, len } };
-			size_t n = pg_trust_find_all(f, s, t, 2, &objs);
-			if (n == 0) {
-				pg_message("%s: not stored in a writable location", argv[i]);
-				rv = PG_EXIT_FAIL;
-			}
-			for (size_t j = 0; j < n; j++)
-				if ((r = f->C_DestroyObject(s, objs[j])) != CKR_OK) {
-					pg_message("couldn't remove the anchor: %s", pg_token_ckr(r));
-					rv = PG_EXIT_FAIL;
-				}
-			free(objs);
-		}
-		free(der);
-	}
-	f->C_CloseSession(s);
-	pg_trust_clear(&set);
-	return rv;
+	return pg_trust_anchor(action == 's', argv + next, argc - next);
 }
 
 /* check-format FILE...: each must be a valid persistence-format file. */

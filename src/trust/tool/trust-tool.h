@@ -99,6 +99,14 @@ int pg_trust_extract(const pg_trust_set *set, const char *format, int filter,
  * code-signing) or of a dotted OID given as is; NULL if neither. */
 const char *pg_trust_purpose_oid(const char *name);
 
+/*
+ * Stores (store) or removes the anchors names[0 .. n-1] name: files
+ * holding a certificate (PEM or DER), or to remove also PKCS#11 URIs of
+ * certificates on a trust token, in the first writable trust token
+ * (anchor.c). Returns an exit code.
+ */
+int pg_trust_anchor(bool store, char **names, int n);
+
 /* Is the file valid persistence format (at least one object)? */
 bool pg_trust_check_persist(const char *path);
 
