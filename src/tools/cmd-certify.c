@@ -207,10 +207,7 @@ certify_usage(FILE *out)
 	        MAX_DAYS);
 	common_help(out);
 	fprintf(out, "\n");
-	pg_store_help_common(out);
-	fprintf(out,
-	        "\n"
-	        "Examples:\n"
+	pg_store_help_common(out, "Examples",
 	        "  p11glue certify --self-signed --subject 'CN=Alice,O=Example' --days 730 \\\n"
 	        "      'pkcs11:token=mykeys;object=gpg'\n"
 	        "  p11glue certify --self-signed --is-ca --subject 'CN=My CA' 'pkcs11:token=ca;object=ca'\n"
@@ -411,10 +408,7 @@ request_usage(FILE *out)
 	        "Options:\n");
 	common_help(out);
 	fprintf(out, "\n");
-	pg_store_help_common(out);
-	fprintf(out,
-	        "\n"
-	        "Example:\n"
+	pg_store_help_common(out, "Example",
 	        "  p11glue request --subject 'CN=host.example' --san DNS:host.example \\\n"
 	        "      'pkcs11:token=mykeys;object=tls' > host.csr\n"
 	        "  openssl req -in host.csr -noout -verify\n");

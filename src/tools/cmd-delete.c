@@ -27,11 +27,8 @@ delete_usage(FILE *out)
 	        "Options:\n"
 	        "  -h, --help  show this help\n"
 	        "\n");
-	pg_store_help_common(out);
-	fprintf(out,
-	        "\n"
-	        "Example:\n"
-	        "  p11glue delete-object 'pkcs11:token=mykeys;object=old%%20key'\n");
+	pg_store_help_common(out, "Example",
+	        "  p11glue delete-object 'pkcs11:token=mykeys;object=old%20key'\n");
 }
 
 static int

@@ -37,10 +37,7 @@ export_usage(FILE *out)
 	        "                 the URI\n"
 	        "  -h, --help     show this help\n"
 	        "\n");
-	pg_store_help_common(out);
-	fprintf(out,
-	        "\n"
-	        "Example:\n"
+	pg_store_help_common(out, "Example",
 	        "  p11glue export-pubkey --format=ssh 'pkcs11:token=mykeys;object=ssh' \\\n"
 	        "      >> ~/.ssh/authorized_keys\n");
 }

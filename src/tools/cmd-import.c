@@ -60,10 +60,7 @@ import_usage(FILE *out)
 	        "                           encrypted\n"
 	        "  -h, --help               show this help\n"
 	        "\n");
-	pg_store_help_common(out);
-	fprintf(out,
-	        "\n"
-	        "Examples:\n"
+	pg_store_help_common(out, "Examples",
 	        "  p11glue import ~/.ssh/id_ed25519 'pkcs11:token=mykeys'\n"
 	        "  p11glue import --passphrase-source ~/p12-pass.txt me.p12 'pkcs11:token=mykeys'\n");
 }

@@ -34,10 +34,7 @@ generate_usage(FILE *out)
 	        "  --id HEX       the keys' CKA_ID in hexadecimal (\"01\", \"a1:b2\")\n"
 	        "  -h, --help     show this help\n"
 	        "\n");
-	pg_store_help_common(out);
-	fprintf(out,
-	        "\n"
-	        "Examples:\n"
+	pg_store_help_common(out, "Examples",
 	        "  p11glue generate-keypair --type ec:secp256r1 --label ssh 'pkcs11:token=mykeys'\n"
 	        "  p11glue export-pubkey --format=ssh 'pkcs11:token=mykeys;object=ssh'\n");
 }

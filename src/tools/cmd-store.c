@@ -37,10 +37,7 @@ init_token_usage(FILE *out)
 	        "                       needed); without --force that is an error\n"
 	        "  -h, --help           show this help\n"
 	        "\n");
-	pg_store_help_common(out);
-	fprintf(out,
-	        "\n"
-	        "Example:\n"
+	pg_store_help_common(out, "Example",
 	        "  p11glue init-token --label mykeys --so-pin-source ~/so-pin.txt\n"
 	        "  p11glue init-pin 'pkcs11:token=mykeys'\n");
 }
@@ -198,10 +195,7 @@ init_pin_usage(FILE *out)
 	        "                        for twice\n"
 	        "  -h, --help            show this help\n"
 	        "\n");
-	pg_store_help_common(out);
-	fprintf(out,
-	        "\n"
-	        "Example:\n"
+	pg_store_help_common(out, "Example",
 	        "  p11glue init-pin --new-pin-source ~/pin.txt 'pkcs11:token=mykeys'\n");
 }
 
@@ -267,10 +261,7 @@ set_pin_usage(FILE *out)
 	        "                        twice\n"
 	        "  -h, --help            show this help\n"
 	        "\n");
-	pg_store_help_common(out);
-	fprintf(out,
-	        "\n"
-	        "Example:\n"
+	pg_store_help_common(out, "Example",
 	        "  p11glue set-pin 'pkcs11:token=mykeys'\n");
 }
 

@@ -47,7 +47,7 @@ pg_store_parse_uri(const char *text, p11glue_uri **uri)
 }
 
 void
-pg_store_help_common(FILE *out)
+pg_store_help_common(FILE *out, const char *heading, const char *examples)
 {
 	fprintf(out,
 	        "Module and token:\n"
@@ -73,5 +73,7 @@ pg_store_help_common(FILE *out)
 	        "\n"
 	        "Exit status: 0 success, 1 an error (no such token or object, wrong PIN,\n"
 	        "unreadable file, refused by the token), 2 a usage error.\n");
+	fprintf(out, "\n%s:\n", heading);
+	fputs(examples, out);
 }
 

@@ -35,8 +35,9 @@ int pg_store_options(int argc, char **argv, const pg_opt *table, size_t n, void 
  * prints why on failure. */
 bool pg_store_parse_uri(const char *text, p11glue_uri **uri);
 
-/* The common part of the commands' --help: module and token selection,
- * PIN sources, exit status. */
-void pg_store_help_common(FILE *out);
+/* The end of the commands' --help: module and token selection, PIN
+ * sources, exit status, then heading ("Example", "Examples") and the
+ * examples' lines. */
+void pg_store_help_common(FILE *out, const char *heading, const char *examples);
 
 #endif /* PG_STORE_TOOL_H */
