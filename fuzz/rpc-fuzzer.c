@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the RPC message parser (src/lib/rpc): the first
+ * libFuzzer target for the RPC message parser (src/rpc): the first
  * byte picks what the rest is read as, the way a server or a client
  * reads it. No crash, no read or write out of bounds, no leak; and what
  * decodes, encodes to bytes that decode to the same values.

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the key store's record format (src/store/record.c):
+ * libFuzzer target for the key store's record format (src/store/core/record.c):
  * the attribute lists read back from token databases, and the encoded
  * attribute arrays (CKA_WRAP_TEMPLATE ...) read from them. Checks, for
  * every input: no crash or leak; a record that parses re-encodes to the

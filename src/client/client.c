@@ -9,7 +9,7 @@
  * run with its stdin and stdout connected to the module.
  *
  * Every entry point but a few is generated from the call list
- * (rpc-client.inc, made by src/lib/rpc/gen-rpc.py); the few written here
+ * (rpc-client.inc, made by src/rpc/gen-rpc.py); the few written here
  * keep local state: sessions, whose handles are the module's own and map
  * to the server's handle and the connection they belong to; the
  * interfaces; initialization.

@@ -5,7 +5,7 @@
  * A frame is
  *     u32 body length | u32 request id | u32 code | body
  * with every integer little-endian. A request's code is the call's index
- * in src/lib/pkcs11-calls.h (C_Initialize is 0); its reply carries the
+ * in src/common/pkcs11-calls.h (C_Initialize is 0); its reply carries the
  * same id and code, and a body starting with the u64 CK_RV. CK_ULONG
  * values always travel as u64, so 32- and 64-bit peers understand each
  * other. Bodies over PG_RPC_MAX_BODY are refused by both sides.

@@ -1,5 +1,5 @@
 /*
- * The forwarding list (src/lib/pkcs11-calls.h) agrees with the function
+ * The forwarding list (src/common/pkcs11-calls.h) agrees with the function
  * lists of include/p11glue/pkcs11.h: same functions, same types, same
  * order, nothing missing.
  */

@@ -1,5 +1,5 @@
 /*
- * Tests of the handle map (src/lib/handles.c) against a plain array.
+ * Tests of the handle map (src/common/handles.c) against a plain array.
  */
 #include "config.h"
 

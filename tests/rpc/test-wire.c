@@ -1,5 +1,5 @@
 /*
- * The RPC wire format (src/lib/rpc/wire.c, marshal.c, params.c): what a
+ * The RPC wire format (src/rpc/wire.c, marshal.c, params.c): what a
  * client encodes, a server decodes to the same native values, and back;
  * every truncation and every lie about a length is refused.
  */
