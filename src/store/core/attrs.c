@@ -124,7 +124,8 @@ pg_attrs_set(pg_attrs *attrs, CK_ATTRIBUTE_TYPE type, const void *value, CK_ULON
 		/* In place (memmove: value may be this very value). */
 		if (len > 0)
 			memmove(a->pValue, value, len);
-		pg_memzero((unsigned char *)a->pValue + len, a->ulValueLen - len);
+		if (a->ulValueLen > len)
+			pg_memzero((unsigned char *)a->pValue + len, a->ulValueLen - len);
 		a->ulValueLen = len;
 		if (len == 0)
 			a->pValue = NULL;
