@@ -271,18 +271,36 @@ C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR pulC
 	return rv;
 }
 
-/* The module is initialized and slotID is one of its slots. */
+/*
+ * Starts a call on slotID: CKR_OK with the module lock held and *tok its
+ * token (or slot), else the module is not initialized or there is no
+ * such slot and the lock is not held.
+ */
 static CK_RV
-slot_valid(CK_SLOT_ID slotID)
+enter_slot(CK_SLOT_ID slotID, pg_token **tok)
 {
 	CK_RV rv = pg_store_check_initialized();
 
 	if (rv != CKR_OK)
 		return rv;
 	pg_store_lock();
-	if (pg_token_find_locked(slotID) == NULL)
-		rv = CKR_SLOT_ID_INVALID;
-	pg_store_unlock();
+	*tok = pg_token_find_locked(slotID);
+	if (*tok == NULL) {
+		pg_store_unlock();
+		return CKR_SLOT_ID_INVALID;
+	}
+	return CKR_OK;
+}
+
+/* The module is initialized and slotID is one of its slots. */
+static CK_RV
+slot_valid(CK_SLOT_ID slotID)
+{
+	pg_token *tok;
+	CK_RV rv = enter_slot(slotID, &tok);
+
+	if (rv == CKR_OK)
+		pg_store_unlock();
 	return rv;
 }
 
@@ -342,15 +360,11 @@ CK_RV
 C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
 {
 	pg_token *tok;
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = enter_slot(slotID, &tok);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	tok = pg_token_find_locked(slotID);
-	if (tok == NULL)
-		rv = CKR_SLOT_ID_INVALID;
-	else if (pInfo == NULL)
+	if (pInfo == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	else
 		rv = pg_token_sync(tok);
@@ -467,15 +481,11 @@ CK_RV
 C_InitToken(CK_SLOT_ID slotID, CK_UTF8CHAR_PTR pPin, CK_ULONG ulPinLen, CK_UTF8CHAR_PTR pLabel)
 {
 	pg_token *tok;
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = enter_slot(slotID, &tok);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	tok = pg_token_find_locked(slotID);
-	if (tok == NULL)
-		rv = CKR_SLOT_ID_INVALID;
-	else if (pPin == NULL || pLabel == NULL)
+	if (pPin == NULL || pLabel == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	else if (tok->sessions > 0)
 		rv = CKR_SESSION_EXISTS;
