@@ -365,15 +365,6 @@ rc_C_Finalize(CK_VOID_PTR pReserved)
 	return CKR_OK;
 }
 
-static void
-pad(CK_UTF8CHAR *field, size_t size, const char *text)
-{
-	size_t n = strlen(text);
-
-	memset(field, ' ', size);
-	memcpy(field, text, n < size ? n : size);
-}
-
 /* The served module's information, or ours while the server is away. */
 static CK_RV
 rc_C_GetInfo(CK_INFO_PTR pInfo)
@@ -392,8 +383,8 @@ rc_C_GetInfo(CK_INFO_PTR pInfo)
 	if (rv == CKR_DEVICE_REMOVED) {
 		memset(pInfo, 0, sizeof(*pInfo));
 		pInfo->cryptokiVersion = (CK_VERSION){ 3, 0 };
-		pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "p11glue");
-		pad(pInfo->libraryDescription, sizeof(pInfo->libraryDescription),
+		pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "p11glue");
+		pg_pad(pInfo->libraryDescription, sizeof(pInfo->libraryDescription),
 		    "p11glue remote client");
 		pInfo->libraryVersion = (CK_VERSION){ 0, 1 };
 		rv = CKR_OK;

@@ -287,3 +287,12 @@ pg_build_tree_file(const char *rel)
 	}
 	return path;
 }
+
+void
+pg_pad(unsigned char *field, size_t size, const char *text)
+{
+	size_t n = strlen(text);
+
+	memset(field, ' ', size);
+	memcpy(field, text, n < size ? n : size);
+}

@@ -87,6 +87,10 @@ char *pg_buf_steal(pg_buf *buf, size_t *len);
 /* The value of a hex digit (either case), or -1. */
 int pg_hex_value(unsigned char c);
 
+/* Copies text into a fixed-size PKCS#11 text field (CK_UTF8CHAR[size]),
+ * cut at size bytes and padded with blanks, without a NUL. */
+void pg_pad(unsigned char *field, size_t size, const char *text);
+
 /* Duplicates len bytes and appends a NUL; NULL when out of memory. */
 unsigned char *pg_memdup0(const void *data, size_t len);
 

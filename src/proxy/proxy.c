@@ -319,15 +319,6 @@ px_C_Finalize(CK_VOID_PTR pReserved)
  * Library, slots and sessions
  */
 
-static void
-pad(CK_UTF8CHAR *field, size_t size, const char *text)
-{
-	size_t n = strlen(text);
-
-	memset(field, ' ', size);
-	memcpy(field, text, n < size ? n : size);
-}
-
 static CK_RV
 px_C_GetInfo(CK_INFO_PTR pInfo)
 {
@@ -342,8 +333,8 @@ px_C_GetInfo(CK_INFO_PTR pInfo)
 		return CKR_ARGUMENTS_BAD;
 	memset(pInfo, 0, sizeof(*pInfo));
 	pInfo->cryptokiVersion = (CK_VERSION){ 3, 0 };
-	pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "p11glue");
-	pad(pInfo->libraryDescription, sizeof(pInfo->libraryDescription), "p11glue proxy module");
+	pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "p11glue");
+	pg_pad(pInfo->libraryDescription, sizeof(pInfo->libraryDescription), "p11glue proxy module");
 	pInfo->libraryVersion = (CK_VERSION){ 0, 1 };
 	return CKR_OK;
 }

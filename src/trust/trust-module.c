@@ -23,14 +23,6 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-static void
-pad(CK_UTF8CHAR *field, size_t size, const char *text)
-{
-	size_t n = strlen(text);
-	memset(field, ' ', size);
-	memcpy(field, text, n < size ? n : size);
-}
-
 /* ---------------------------------------------------------------------------
  * Paths
  */
@@ -187,8 +179,8 @@ tm_C_GetInfo(CK_INFO_PTR pInfo)
 	 * manufacturerID starts with "PKCS#11 Kit", the identifier trust
 	 * modules use; we report it so our distrust reaches GnuTLS users.
 	 */
-	pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
-	pad(pInfo->libraryDescription, sizeof(pInfo->libraryDescription), "p11glue Trust Module");
+	pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
+	pg_pad(pInfo->libraryDescription, sizeof(pInfo->libraryDescription), "p11glue Trust Module");
 	pInfo->libraryVersion = (CK_VERSION){ 0, 1 };
 	return CKR_OK;
 }
@@ -226,49 +218,57 @@ tm_C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR p
 	return rv;
 }
 
+/* Starts a call on slotID: CKR_OK with the lock held and *s its store
+ * (until pg_tm_end), else not initialized or no such slot, unlocked. */
+static CK_RV
+begin_slot(CK_SLOT_ID slotID, pg_tstore **s)
+{
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	if ((*s = slot_store(slotID)) == NULL) {
+		pg_lock_release(&pg_tm.lock);
+		return CKR_SLOT_ID_INVALID;
+	}
+	return CKR_OK;
+}
+
 static CK_RV
 tm_C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
 {
 	pg_tstore *s;
-	CK_RV rv = CKR_OK;
+	CK_RV rv = begin_slot(slotID, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if ((s = slot_store(slotID)) == NULL)
-		rv = CKR_SLOT_ID_INVALID;
-	else if (pInfo == NULL)
+	if (rv != CKR_OK)
+		return rv;
+	if (pInfo == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	else {
 		memset(pInfo, 0, sizeof(*pInfo));
-		pad(pInfo->slotDescription, sizeof(pInfo->slotDescription), pg_tstore_path(s));
-		pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
+		pg_pad(pInfo->slotDescription, sizeof(pInfo->slotDescription), pg_tstore_path(s));
+		pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
 		pInfo->flags = CKF_TOKEN_PRESENT;
 		pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
 	}
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return pg_tm_end(rv);
 }
 
 static CK_RV
 tm_C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
 {
 	pg_tstore *s;
-	CK_RV rv = CKR_OK;
+	CK_RV rv = begin_slot(slotID, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if ((s = slot_store(slotID)) == NULL)
-		rv = CKR_SLOT_ID_INVALID;
-	else if (pInfo == NULL)
+	if (rv != CKR_OK)
+		return rv;
+	if (pInfo == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	else {
 		memset(pInfo, 0, sizeof(*pInfo));
-		pad(pInfo->label, sizeof(pInfo->label), pg_tstore_label(s));
-		pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
-		pad(pInfo->model, sizeof(pInfo->model), "p11glue trust");
-		pad(pInfo->serialNumber, sizeof(pInfo->serialNumber), "1");
+		pg_pad(pInfo->label, sizeof(pInfo->label), pg_tstore_label(s));
+		pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
+		pg_pad(pInfo->model, sizeof(pInfo->model), "p11glue trust");
+		pg_pad(pInfo->serialNumber, sizeof(pInfo->serialNumber), "1");
 		pInfo->flags = CKF_TOKEN_INITIALIZED | (pg_tstore_writable(s) ? 0 : CKF_WRITE_PROTECTED);
 		pInfo->ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
 		pInfo->ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;
@@ -277,27 +277,23 @@ tm_C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
 		pInfo->ulTotalPrivateMemory = pInfo->ulFreePrivateMemory = CK_UNAVAILABLE_INFORMATION;
 		pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
 	}
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return pg_tm_end(rv);
 }
 
 static CK_RV
 tm_C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList,
                       CK_ULONG_PTR pulCount)
 {
-	CK_RV rv = CKR_OK;
+	pg_tstore *s;
+	CK_RV rv = begin_slot(slotID, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if (slot_store(slotID) == NULL)
-		rv = CKR_SLOT_ID_INVALID;
-	else if (pulCount == NULL)
+	if (rv != CKR_OK)
+		return rv;
+	if (pulCount == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	else
 		*pulCount = 0;
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return pg_tm_end(rv);
 }
 
 /* ---------------------------------------------------------------------------
@@ -331,15 +327,13 @@ static CK_RV
 tm_C_OpenSession(CK_SLOT_ID slotID, CK_FLAGS flags, CK_VOID_PTR pApplication,
                  CK_NOTIFY Notify, CK_SESSION_HANDLE_PTR phSession)
 {
-	CK_RV rv = CKR_OK;
+	pg_tstore *store;
 	long i;
+	CK_RV rv = begin_slot(slotID, &store);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if (slot_store(slotID) == NULL)
-		rv = CKR_SLOT_ID_INVALID;
-	else if (phSession == NULL)
+	if (rv != CKR_OK)
+		return rv;
+	if (phSession == NULL)
 		rv = CKR_ARGUMENTS_BAD;
 	else if (!(flags & CKF_SERIAL_SESSION))
 		rv = CKR_SESSION_PARALLEL_NOT_SUPPORTED;
@@ -353,8 +347,7 @@ tm_C_OpenSession(CK_SLOT_ID slotID, CK_FLAGS flags, CK_VOID_PTR pApplication,
 		s->handle = (CK_SESSION_HANDLE)(pg_tm.serial << PG_TM_SESSION_BITS) | (CK_ULONG)(i + 1);
 		*phSession = s->handle;
 	}
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return pg_tm_end(rv);
 }
 
 static void
@@ -384,19 +377,15 @@ tm_C_CloseSession(CK_SESSION_HANDLE hSession)
 static CK_RV
 tm_C_CloseAllSessions(CK_SLOT_ID slotID)
 {
-	CK_RV rv = CKR_OK;
+	pg_tstore *s;
+	CK_RV rv = begin_slot(slotID, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if (slot_store(slotID) == NULL)
-		rv = CKR_SLOT_ID_INVALID;
-	else
-		for (size_t i = 0; i < pg_tm.n_sessions; i++)
-			if (pg_tm.sessions[i].handle != 0 && pg_tm.sessions[i].slot == slotID)
-				close_session(&pg_tm.sessions[i]);
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	if (rv != CKR_OK)
+		return rv;
+	for (size_t i = 0; i < pg_tm.n_sessions; i++)
+		if (pg_tm.sessions[i].handle != 0 && pg_tm.sessions[i].slot == slotID)
+			close_session(&pg_tm.sessions[i]);
+	return pg_tm_end(rv);
 }
 
 static CK_RV

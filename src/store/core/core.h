@@ -386,7 +386,5 @@ pthread_mutex_t *pg_store_mutex(void);
 /* Parses the C_Initialize reserved string ("key=value ..."). */
 bool pg_store_parse_options(const char *text, char **dir, unsigned *max_fails,
                             unsigned *kdf_log2n) PG_MUST_CHECK;
-/* Space-pads src into a fixed field. */
-void pg_pad(CK_UTF8CHAR *field, size_t size, const char *src);
 
 #endif /* PG_STORE_CORE_H */

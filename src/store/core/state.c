@@ -105,17 +105,6 @@ atfork_register(void)
 	pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
-void
-pg_pad(CK_UTF8CHAR *field, size_t size, const char *src)
-{
-	size_t len = strlen(src);
-
-	if (len > size)
-		len = size;
-	memset(field, ' ', size);
-	memcpy(field, src, len);
-}
-
 static bool
 parse_uint(const char *text, size_t len, unsigned min, unsigned max, unsigned *out)
 {
