@@ -16,7 +16,6 @@
 #include <openssl/x509v3.h>
 
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>

@@ -6,7 +6,6 @@
 #include "tool.h"
 #include "names.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -6,7 +6,6 @@
 
 #include "store-tool.h"
 
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -10,7 +10,6 @@
 #include "tool.h"
 #include "trust-check.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 

@@ -13,7 +13,6 @@
 
 #include <p11glue/p11glue.h>
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
