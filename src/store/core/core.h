@@ -324,6 +324,13 @@ struct pg_session {
 
 /* Looks up a session under the module mutex (no reference). */
 pg_session *pg_session_find_locked(CK_SESSION_HANDLE handle);
+/*
+ * Starts a call on a session: CKR_OK with the module mutex held and *s
+ * the session (with sync, its token brought up to date with the
+ * database first); otherwise the mutex is not held and the code says
+ * why (not initialized, no such session, the database failed).
+ */
+CK_RV pg_session_enter(CK_SESSION_HANDLE handle, bool sync, pg_session **s);
 /* Closes and frees every session (C_Finalize); call without the mutex. */
 void pg_sessions_finalize(bool forked);
 

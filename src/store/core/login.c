@@ -78,20 +78,6 @@ fail:
 	return rv;
 }
 
-/* The session for a PIN call, with its checks; NULL sets *rv. */
-static pg_session *
-session_locked(CK_SESSION_HANDLE handle, CK_RV *rv)
-{
-	pg_session *s = pg_session_find_locked(handle);
-
-	*rv = CKR_OK;
-	if (s == NULL)
-		*rv = CKR_SESSION_HANDLE_INVALID;
-	else
-		*rv = pg_token_sync(s->tok);
-	return *rv == CKR_OK ? s : NULL;
-}
-
 static CK_RV
 login_locked(pg_session *s, CK_USER_TYPE user, const CK_UTF8CHAR *pin, CK_ULONG len)
 {
@@ -183,15 +169,10 @@ login(CK_SESSION_HANDLE hSession, CK_USER_TYPE userType, CK_UTF8CHAR_PTR pPin, C
 
 	if (rv == CKR_OK && userType == CKU_CONTEXT_SPECIFIC)
 		return context_login(hSession, pPin, ulPinLen);
-
+	rv = pg_session_enter(hSession, true, &s);
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	s = session_locked(hSession, &rv);
-	if (s != NULL && pPin == NULL)
-		rv = CKR_ARGUMENTS_BAD;
-	else if (s != NULL)
-		rv = login_locked(s, userType, pPin, ulPinLen);
+	rv = pPin == NULL ? CKR_ARGUMENTS_BAD : login_locked(s, userType, pPin, ulPinLen);
 	pg_store_unlock();
 	return rv;
 }
@@ -219,15 +200,11 @@ CK_RV
 C_Logout(CK_SESSION_HANDLE hSession)
 {
 	pg_session *s;
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = pg_session_enter(hSession, false, &s);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	s = pg_session_find_locked(hSession);
-	if (s == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else if (s->tok->login == PG_LOGIN_NONE)
+	if (s->tok->login == PG_LOGIN_NONE)
 		rv = CKR_USER_NOT_LOGGED_IN;
 	else
 		pg_token_logout_locked(s->tok);
@@ -268,14 +245,10 @@ C_InitPIN(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pPin, CK_ULONG ulPinLen)
 {
 	pg_session *s;
 	pg_token_key *key = NULL;
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = pg_session_enter(hSession, true, &s);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	s = session_locked(hSession, &rv);
-	if (s == NULL)
-		goto out;
 	if (!(s->flags & CKF_RW_SESSION))
 		rv = CKR_SESSION_READ_ONLY;
 	else if (s->tok->login != PG_LOGIN_SO)
@@ -288,7 +261,6 @@ C_InitPIN(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pPin, CK_ULONG ulPinLen)
 		rv = CKR_HOST_MEMORY;
 	else
 		rv = store_pin_locked(s->tok, CKU_USER, key, pPin, ulPinLen);
-out:
 	pg_store_unlock();
 	pg_token_key_free(key);
 	return rv;
@@ -302,14 +274,10 @@ C_SetPIN(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pOldPin, CK_ULONG ulOldLen,
 	pg_token *tok = NULL;
 	pg_token_key *key = NULL;
 	CK_USER_TYPE user;
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = pg_session_enter(hSession, true, &s);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	s = session_locked(hSession, &rv);
-	if (s == NULL)
-		goto out;
 	/* §5.6: the SO's PIN in an SO session, else the user's (logged in or not). */
 	user = s->tok->login == PG_LOGIN_SO ? CKU_SO : CKU_USER;
 	if (!(s->flags & CKF_RW_SESSION))
@@ -323,7 +291,6 @@ C_SetPIN(CK_SESSION_HANDLE hSession, CK_UTF8CHAR_PTR pOldPin, CK_ULONG ulOldLen,
 	/* s may be closed while the KDF ran; the token stays. */
 	if (rv == CKR_OK)
 		rv = store_pin_locked(tok, user, key, pNewPin, ulNewLen);
-out:
 	pg_store_unlock();
 	pg_token_key_free(key);
 	return rv;

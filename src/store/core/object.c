@@ -21,27 +21,23 @@ typedef struct {
 	CK_OBJECT_HANDLE *out;
 } make_req;
 
-/* The session and a visible object; NULL sets *rv. */
-static pg_entry *
-object_locked(CK_SESSION_HANDLE hs, CK_OBJECT_HANDLE ho, pg_session **session, CK_RV *rv)
+/*
+ * Starts a call on an object: CKR_OK with the module mutex held, *s the
+ * session and *e an object it may see; otherwise the mutex is not held.
+ */
+static CK_RV
+enter_object(CK_SESSION_HANDLE hs, CK_OBJECT_HANDLE ho, pg_session **s, pg_entry **e)
 {
-	pg_session *s = pg_session_find_locked(hs);
-	pg_entry *e;
+	CK_RV rv = pg_session_enter(hs, true, s);
 
-	*session = s;
-	if (s == NULL) {
-		*rv = CKR_SESSION_HANDLE_INVALID;
-		return NULL;
+	if (rv != CKR_OK)
+		return rv;
+	*e = pg_entry_find_locked(ho);
+	if (*e == NULL || !pg_entry_visible_locked(*e, *s)) {
+		pg_store_unlock();
+		return CKR_OBJECT_HANDLE_INVALID;
 	}
-	*rv = pg_token_sync(s->tok);
-	if (*rv != CKR_OK)
-		return NULL;
-	e = pg_entry_find_locked(ho);
-	if (e == NULL || !pg_entry_visible_locked(e, s)) {
-		*rv = CKR_OBJECT_HANDLE_INVALID;
-		return NULL;
-	}
-	return e;
+	return CKR_OK;
 }
 
 static bool
@@ -175,15 +171,9 @@ static CK_RV
 create(CK_SESSION_HANDLE hs, make_req *reqs, size_t count)
 {
 	pg_session *s;
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = pg_session_enter(hs, true, &s);
 
 	if (rv == CKR_OK) {
-		pg_store_lock();
-		s = pg_session_find_locked(hs);
-		if (s == NULL)
-			rv = CKR_SESSION_HANDLE_INVALID;
-		else
-			rv = pg_token_sync(s->tok);
 		for (size_t i = 0; rv == CKR_OK && i < count; i++) {
 			if ((reqs[i].tmpl == NULL && reqs[i].n > 0) || reqs[i].out == NULL)
 				rv = CKR_ARGUMENTS_BAD;
@@ -236,14 +226,10 @@ C_CopyObject(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject, CK_ATTRIBUTE_
 	pg_session *s;
 	pg_entry *e, *copy = NULL;
 	pg_attrs attrs = { 0 };
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = enter_object(hSession, hObject, &s, &e);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	e = object_locked(hSession, hObject, &s, &rv);
-	if (e == NULL)
-		goto out;
 	if (phNewObject == NULL || (pTemplate == NULL && ulCount > 0))
 		rv = CKR_ARGUMENTS_BAD;
 	else if (!pg_attrs_bool(&e->obj.attrs, CKA_COPYABLE, true))
@@ -274,14 +260,10 @@ C_DestroyObject(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject)
 {
 	pg_session *s;
 	pg_entry *e;
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = enter_object(hSession, hObject, &s, &e);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	e = object_locked(hSession, hObject, &s, &rv);
-	if (e == NULL)
-		goto out;
 	if (e->obj.owner == 0 && !(s->flags & CKF_RW_SESSION))
 		rv = CKR_SESSION_READ_ONLY;
 	else if (!pg_attrs_bool(&e->obj.attrs, CKA_DESTROYABLE, true))
@@ -298,7 +280,6 @@ C_DestroyObject(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject)
 done:
 	if (rv == CKR_OK)
 		pg_entry_unpublish_locked(e);
-out:
 	pg_store_unlock();
 	return rv;
 }
@@ -308,15 +289,13 @@ C_GetObjectSize(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject, CK_ULONG_P
 {
 	pg_session *s;
 	pg_entry *e;
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = enter_object(hSession, hObject, &s, &e);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	e = object_locked(hSession, hObject, &s, &rv);
-	if (e != NULL && pulSize == NULL)
+	if (pulSize == NULL)
 		rv = CKR_ARGUMENTS_BAD;
-	else if (e != NULL)
+	else
 		*pulSize = pg_attrs_size(&e->obj.attrs) + e->obj.attrs.n * sizeof(CK_ATTRIBUTE);
 	pg_store_unlock();
 	return rv;
@@ -386,16 +365,14 @@ C_GetAttributeValue(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject,
 	pg_session *s;
 	pg_entry *e;
 	bool sensitive = false, invalid = false, small = false;
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = enter_object(hSession, hObject, &s, &e);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	e = object_locked(hSession, hObject, &s, &rv);
-	if (e != NULL && pTemplate == NULL && ulCount > 0)
+	if (pTemplate == NULL && ulCount > 0)
 		rv = CKR_ARGUMENTS_BAD;
 	/* Every attribute is processed, whatever happens to the others. */
-	for (CK_ULONG i = 0; rv == CKR_OK && e != NULL && i < ulCount; i++) {
+	for (CK_ULONG i = 0; rv == CKR_OK && i < ulCount; i++) {
 		switch (get_one(e, &pTemplate[i])) {
 		case CKR_OK:
 			break;
@@ -474,14 +451,10 @@ C_SetAttributeValue(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject,
 	pg_session *s;
 	pg_entry *e;
 	pg_attrs attrs = { 0 };
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = enter_object(hSession, hObject, &s, &e);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	e = object_locked(hSession, hObject, &s, &rv);
-	if (e == NULL)
-		goto out;
 	if (pTemplate == NULL && ulCount > 0)
 		rv = CKR_ARGUMENTS_BAD;
 	else if (e->obj.owner == 0 && !(s->flags & CKF_RW_SESSION))
@@ -493,7 +466,6 @@ C_SetAttributeValue(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject,
 		                     s->tok->login == PG_LOGIN_SO, &attrs);
 	if (rv == CKR_OK)
 		rv = replace_locked(e, &attrs);
-out:
 	pg_attrs_clear(&attrs);
 	pg_store_unlock();
 	return rv;

@@ -24,6 +24,24 @@ pg_session_find_locked(CK_SESSION_HANDLE handle)
 	return pg_map_get(&pg_store.sessions, handle);
 }
 
+CK_RV
+pg_session_enter(CK_SESSION_HANDLE handle, bool sync, pg_session **s)
+{
+	CK_RV rv = pg_store_check_initialized();
+
+	if (rv != CKR_OK)
+		return rv;
+	pg_store_lock();
+	*s = pg_session_find_locked(handle);
+	if (*s == NULL)
+		rv = CKR_SESSION_HANDLE_INVALID;
+	else if (sync)
+		rv = pg_token_sync((*s)->tok);
+	if (rv != CKR_OK)
+		pg_store_unlock();
+	return rv;
+}
+
 static void
 session_free(pg_session *s, bool forked)
 {
@@ -135,21 +153,16 @@ out:
 CK_RV
 C_CloseSession(CK_SESSION_HANDLE hSession)
 {
-	pg_session *s, *dead = NULL;
-	CK_RV rv = pg_store_check_initialized();
+	pg_session *s, *dead;
+	CK_RV rv = pg_session_enter(hSession, false, &s);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	s = pg_session_find_locked(hSession);
-	if (s == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else
-		dead = session_close_locked(s);
+	dead = session_close_locked(s);
 	pg_store_unlock();
 	if (dead != NULL)
 		session_free(dead, false);
-	return rv;
+	return CKR_OK;
 }
 
 CK_RV
@@ -209,15 +222,11 @@ CK_RV
 C_GetSessionInfo(CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo)
 {
 	pg_session *s;
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = pg_session_enter(hSession, false, &s);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	s = pg_session_find_locked(hSession);
-	if (s == NULL) {
-		rv = CKR_SESSION_HANDLE_INVALID;
-	} else if (pInfo == NULL) {
+	if (pInfo == NULL) {
 		rv = CKR_ARGUMENTS_BAD;
 	} else {
 		pInfo->slotID = s->tok->slot;
@@ -234,18 +243,13 @@ pg_session_acquire(CK_SESSION_HANDLE handle, pg_session **session)
 {
 	pg_session *s;
 	bool closed;
-	CK_RV rv = pg_store_check_initialized();
+	CK_RV rv = pg_session_enter(handle, false, &s);
 
 	*session = NULL;
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	s = pg_session_find_locked(handle);
-	if (s != NULL)
-		s->refs++;
+	s->refs++;
 	pg_store_unlock();
-	if (s == NULL)
-		return CKR_SESSION_HANDLE_INVALID;
 	pthread_mutex_lock(&s->lock);
 	pg_store_lock();
 	closed = s->closed;
@@ -409,15 +413,13 @@ C_SetOperationState(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pOperationState,
 static CK_RV
 legacy_call(CK_SESSION_HANDLE hSession)
 {
-	CK_RV rv = pg_store_check_initialized();
+	pg_session *s;
+	CK_RV rv = pg_session_enter(hSession, false, &s);
 
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_lock();
-	rv = pg_session_find_locked(hSession) ? CKR_FUNCTION_NOT_PARALLEL
-	                                      : CKR_SESSION_HANDLE_INVALID;
 	pg_store_unlock();
-	return rv;
+	return CKR_FUNCTION_NOT_PARALLEL;
 }
 
 CK_RV
