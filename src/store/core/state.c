@@ -25,6 +25,7 @@
 #include "config.h"
 
 #include "core.h"
+#include "initargs.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -218,17 +219,10 @@ make_dirs(const char *path)
 static CK_RV
 check_args(const CK_C_INITIALIZE_ARGS *args, char **dir, unsigned *max_fails, unsigned *log2n)
 {
-	int given;
+	CK_RV rv = pg_check_initialize_args(args);
 
-	if (args == NULL)
-		return CKR_OK;
-	given = (args->CreateMutex != NULL) + (args->DestroyMutex != NULL) +
-	        (args->LockMutex != NULL) + (args->UnlockMutex != NULL);
-	if (given != 0 && given != 4)
-		return CKR_ARGUMENTS_BAD;
-	/* We lock with the OS's primitives; callbacks alone we cannot use. */
-	if (given == 4 && !(args->flags & CKF_OS_LOCKING_OK))
-		return CKR_CANT_LOCK;
+	if (rv != CKR_OK || args == NULL)
+		return rv;
 	if (args->pReserved != NULL &&
 	    !pg_store_parse_options(args->pReserved, dir, max_fails, log2n))
 		return CKR_ARGUMENTS_BAD;

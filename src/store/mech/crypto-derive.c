@@ -165,8 +165,7 @@ CK_RV pg_C_DeriveKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 	const pg_mech *mech;
 	pg_key_use use = { CKF_DERIVE, CKA_DERIVE, CKR_KEY_HANDLE_INVALID, CKR_KEY_TYPE_INCONSISTENT };
 	pg_key *key = NULL;
-	pg_attrs extra = { 0 }, tmpl = { 0 }, gen = { 0 };
-	const CK_ATTRIBUTE *dt;
+	pg_attrs tmpl = { 0 }, gen = { 0 };
 	CK_KEY_TYPE type = CKK_GENERIC_SECRET;
 	CK_RV rv = pg_call_begin(hSession, &s);
 
@@ -180,11 +179,8 @@ CK_RV pg_C_DeriveKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 	/* One call leaves no room for the context-specific login. */
 	if (rv == CKR_OK && use.always_auth)
 		rv = CKR_KEY_FUNCTION_NOT_PERMITTED;
-	dt = rv == CKR_OK ? pg_attrs_find(&obj->attrs, CKA_DERIVE_TEMPLATE) : NULL;
-	if (dt != NULL && dt->ulValueLen > 0 && !pg_attrs_template(&obj->attrs, CKA_DERIVE_TEMPLATE, &extra))
-		rv = CKR_HOST_MEMORY;
 	if (rv == CKR_OK)
-		rv = pg_tmpl_merge(pTemplate, ulAttributeCount, &extra, &tmpl);
+		rv = pg_tmpl_merge(pTemplate, ulAttributeCount, &obj->attrs, CKA_DERIVE_TEMPLATE, &tmpl);
 	if (rv == CKR_OK)
 		rv = derived_kind(&tmpl, &type);
 	if (rv == CKR_OK)
@@ -201,13 +197,5 @@ CK_RV pg_C_DeriveKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 	pg_key_unref(key);
 	if (obj != NULL)
 		pg_object_unref(obj);
-	pg_attrs_clear(&extra);
-	rv = pg_call_end(s, rv);
-	/* The core takes the session itself to store the new key. */
-	if (rv == CKR_OK)
-		rv = pg_object_create(hSession, tmpl.items, tmpl.n, &gen, phKey);
-	else
-		pg_attrs_clear(&gen);
-	pg_attrs_clear(&tmpl);
-	return rv;
+	return pg_call_end_new_key(s, rv, hSession, &tmpl, &gen, phKey);
 }

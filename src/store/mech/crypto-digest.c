@@ -63,35 +63,28 @@ static CK_RV finish(pg_session *s, CK_RV rv, const void *out, bool keep_ok)
 	return pg_call_end(s, rv);
 }
 
-CK_RV pg_C_DigestInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism)
+static CK_RV make_digest(const pg_mech *mech, CK_MECHANISM_PTR m, pg_key *key, pg_op_kind kind,
+                         void **state)
 {
-	pg_session *s;
-	const pg_mech *mech;
-	pg_digest *d;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	pg_digest *d = calloc(1, sizeof(*d));
 
-	if (rv != CKR_OK)
-		return rv;
-	/* 3.0, 5.11: a NULL mechanism ends the active operation. */
-	if (pMechanism == NULL) {
-		if (pg_op_state(s, PG_OP_DIGEST) != NULL)
-			pg_session_op_end(s, PG_OP_DIGEST);
-		return pg_call_end(s, CKR_OK);
-	}
-	if (pg_op_state(s, PG_OP_DIGEST) != NULL)
-		return pg_call_end(s, CKR_OPERATION_ACTIVE);
-	mech = pg_mech_find(pMechanism->mechanism);
-	if (mech == NULL || (mech->flags & CKF_DIGEST) == 0)
-		return pg_call_end(s, CKR_MECHANISM_INVALID);
-	d = calloc(1, sizeof(*d));
+	(void)m;
+	(void)key;
+	(void)kind;
 	if (d == NULL || (d->ctx = EVP_MD_CTX_new()) == NULL ||
 	    !EVP_DigestInit_ex2(d->ctx, pg_hash_md(mech->hash), NULL)) {
 		digest_free(d);
-		return pg_call_end(s, CKR_HOST_MEMORY);
+		return CKR_HOST_MEMORY;
 	}
 	d->len = pg_hash_len(mech->hash);
-	pg_op_set(s, PG_OP_DIGEST, d, digest_free);
-	return pg_call_end(s, CKR_OK);
+	*state = d;
+	return CKR_OK;
+}
+
+CK_RV pg_C_DigestInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism)
+{
+	return pg_op_init(hSession, pMechanism, CK_INVALID_HANDLE, PG_OP_DIGEST, make_digest,
+	                  digest_free);
 }
 
 CK_RV pg_C_Digest(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,

@@ -87,23 +87,22 @@ CK_RV pg_export_public(EVP_PKEY *pkey, const pg_curve *curve, pg_attrs *out)
 	return ok && set_spki(out, pkey) ? CKR_OK : CKR_HOST_MEMORY;
 }
 
+const pg_rsa_part pg_rsa_parts[PG_RSA_PARTS] = {
+	{ CKA_MODULUS, OSSL_PKEY_PARAM_RSA_N },
+	{ CKA_PUBLIC_EXPONENT, OSSL_PKEY_PARAM_RSA_E },
+	{ CKA_PRIVATE_EXPONENT, OSSL_PKEY_PARAM_RSA_D },
+	{ CKA_PRIME_1, OSSL_PKEY_PARAM_RSA_FACTOR1 },
+	{ CKA_PRIME_2, OSSL_PKEY_PARAM_RSA_FACTOR2 },
+	{ CKA_EXPONENT_1, OSSL_PKEY_PARAM_RSA_EXPONENT1 },
+	{ CKA_EXPONENT_2, OSSL_PKEY_PARAM_RSA_EXPONENT2 },
+	{ CKA_COEFFICIENT, OSSL_PKEY_PARAM_RSA_COEFFICIENT1 },
+};
+
 static bool set_rsa_private(pg_attrs *out, EVP_PKEY *pkey)
 {
-	static const struct {
-		CK_ATTRIBUTE_TYPE type;
-		const char *name;
-	} parts[] = {
-		{ CKA_MODULUS, OSSL_PKEY_PARAM_RSA_N },
-		{ CKA_PUBLIC_EXPONENT, OSSL_PKEY_PARAM_RSA_E },
-		{ CKA_PRIVATE_EXPONENT, OSSL_PKEY_PARAM_RSA_D },
-		{ CKA_PRIME_1, OSSL_PKEY_PARAM_RSA_FACTOR1 },
-		{ CKA_PRIME_2, OSSL_PKEY_PARAM_RSA_FACTOR2 },
-		{ CKA_EXPONENT_1, OSSL_PKEY_PARAM_RSA_EXPONENT1 },
-		{ CKA_EXPONENT_2, OSSL_PKEY_PARAM_RSA_EXPONENT2 },
-		{ CKA_COEFFICIENT, OSSL_PKEY_PARAM_RSA_COEFFICIENT1 },
-	};
+	const pg_rsa_part *parts = pg_rsa_parts;
 
-	for (size_t i = 0; i < PG_N_ELEMENTS(parts); i++) {
+	for (size_t i = 0; i < PG_RSA_PARTS; i++) {
 		BIGNUM *probe = NULL;
 
 		/* Keys without CRT values (n, e, d only) still export. */
@@ -234,12 +233,19 @@ CK_RV pg_gen_add(pg_attrs *gen, const pg_attrs *values, const CK_ATTRIBUTE *t, C
 	return CKR_OK;
 }
 
-CK_RV pg_tmpl_merge(const CK_ATTRIBUTE *t, CK_ULONG n, const pg_attrs *extra, pg_attrs *out)
+CK_RV pg_tmpl_merge(const CK_ATTRIBUTE *t, CK_ULONG n, const pg_attrs *base,
+                    CK_ATTRIBUTE_TYPE which, pg_attrs *out)
 {
-	CK_RV rv = pg_attrs_add_all(out, t, n);
+	const CK_ATTRIBUTE *given = pg_attrs_find(base, which);
+	pg_attrs extra = { 0 };
+	CK_RV rv = CKR_OK;
 
-	for (CK_ULONG i = 0; rv == CKR_OK && extra != NULL && i < extra->n; i++) {
-		const CK_ATTRIBUTE *a = &extra->items[i];
+	if (given != NULL && given->ulValueLen > 0 && !pg_attrs_template(base, which, &extra))
+		rv = CKR_HOST_MEMORY;
+	if (rv == CKR_OK)
+		rv = pg_attrs_add_all(out, t, n);
+	for (CK_ULONG i = 0; rv == CKR_OK && i < extra.n; i++) {
+		const CK_ATTRIBUTE *a = &extra.items[i];
 		const CK_ATTRIBUTE *have = pg_tmpl_find(t, n, a->type);
 		if (have == NULL)
 			rv = pg_attrs_set(out, a->type, a->pValue, a->ulValueLen) ? CKR_OK : CKR_HOST_MEMORY;
@@ -247,5 +253,6 @@ CK_RV pg_tmpl_merge(const CK_ATTRIBUTE *t, CK_ULONG n, const pg_attrs *extra, pg
 		         (a->ulValueLen > 0 && memcmp(have->pValue, a->pValue, a->ulValueLen) != 0))
 			rv = CKR_TEMPLATE_INCONSISTENT;
 	}
+	pg_attrs_clear(&extra);
 	return rv;
 }

@@ -253,27 +253,15 @@ static EVP_PKEY *pkey_fromdata(const char *type, int selection, OSSL_PARAM_BLD *
 
 static CK_RV rsa_from_attrs(const CK_ATTRIBUTE *a, CK_ULONG n, bool priv, pg_key **out)
 {
-	static const struct {
-		CK_ATTRIBUTE_TYPE type;
-		const char *name;
-	} parts[] = {
-		{ CKA_MODULUS, OSSL_PKEY_PARAM_RSA_N },
-		{ CKA_PUBLIC_EXPONENT, OSSL_PKEY_PARAM_RSA_E },
-		{ CKA_PRIVATE_EXPONENT, OSSL_PKEY_PARAM_RSA_D },
-		{ CKA_PRIME_1, OSSL_PKEY_PARAM_RSA_FACTOR1 },
-		{ CKA_PRIME_2, OSSL_PKEY_PARAM_RSA_FACTOR2 },
-		{ CKA_EXPONENT_1, OSSL_PKEY_PARAM_RSA_EXPONENT1 },
-		{ CKA_EXPONENT_2, OSSL_PKEY_PARAM_RSA_EXPONENT2 },
-		{ CKA_COEFFICIENT, OSSL_PKEY_PARAM_RSA_COEFFICIENT1 },
-	};
-	BIGNUM *bns[PG_N_ELEMENTS(parts)] = { NULL };
+	const pg_rsa_part *parts = pg_rsa_parts;
+	BIGNUM *bns[PG_RSA_PARTS] = { NULL };
 	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
 	EVP_PKEY *pkey = NULL;
 	size_t need = priv ? 3 : 2;
 	size_t have = 0;
 
 	/* The CRT values are optional, but all or none (libcrypto needs them together). */
-	for (size_t i = 0; bld != NULL && i < PG_N_ELEMENTS(parts); i++) {
+	for (size_t i = 0; bld != NULL && i < PG_RSA_PARTS; i++) {
 		const CK_ATTRIBUTE *v = pg_tmpl_find(a, n, parts[i].type);
 		if (i >= need && (!priv || pg_tmpl_find(a, n, CKA_PRIME_1) == NULL))
 			break;
@@ -281,10 +269,10 @@ static CK_RV rsa_from_attrs(const CK_ATTRIBUTE *a, CK_ULONG n, bool priv, pg_key
 			break;
 		have = i + 1;
 	}
-	if (bld != NULL && (have == need || have == PG_N_ELEMENTS(parts)))
+	if (bld != NULL && (have == need || have == PG_RSA_PARTS))
 		pkey = pkey_fromdata(PG_OID_RSA, priv ? EVP_PKEY_KEYPAIR : EVP_PKEY_PUBLIC_KEY, bld);
 	OSSL_PARAM_BLD_free(bld);
-	for (size_t i = 0; i < PG_N_ELEMENTS(parts); i++)
+	for (size_t i = 0; i < PG_RSA_PARTS; i++)
 		BN_clear_free(bns[i]);
 	if (pkey == NULL)
 		return CKR_ATTRIBUTE_VALUE_INVALID;

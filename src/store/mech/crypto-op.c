@@ -37,6 +37,19 @@ CK_RV pg_call_end(pg_session *session, CK_RV rv)
 	return rv;
 }
 
+CK_RV pg_call_end_new_key(pg_session *session, CK_RV rv, CK_SESSION_HANDLE handle,
+                          pg_attrs *tmpl, pg_attrs *gen, CK_OBJECT_HANDLE *key)
+{
+	rv = pg_call_end(session, rv);
+	/* The core takes the session itself to store the new key. */
+	if (rv == CKR_OK)
+		rv = pg_object_create(handle, tmpl->items, tmpl->n, gen, key);
+	else
+		pg_attrs_clear(gen);
+	pg_attrs_clear(tmpl);
+	return rv;
+}
+
 void *pg_op_state(pg_session *session, pg_op_kind kind)
 {
 	return pg_session_op(session, kind)->state;
@@ -94,7 +107,15 @@ CK_RV pg_op_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE hkey,
 	if (pg_op_state(s, kind) != NULL)
 		return pg_call_end(s, CKR_OPERATION_ACTIVE);
 	pg_key_use_init(&use, kind);
-	rv = pg_op_key(s, hkey, m, &use, &mech, &key);
+	if (kind == PG_OP_DIGEST) {
+		/* Digesting takes no key: the mechanism alone. */
+		key = NULL;
+		mech = pg_mech_find(m->mechanism);
+		if (mech == NULL || (mech->flags & CKF_DIGEST) == 0)
+			rv = CKR_MECHANISM_INVALID;
+	} else {
+		rv = pg_op_key(s, hkey, m, &use, &mech, &key);
+	}
 	if (rv == CKR_OK) {
 		rv = make(mech, m, key, kind, &state);
 		pg_key_unref(key);

@@ -255,7 +255,7 @@ CK_RV pg_C_UnwrapKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 	pg_object *wobj = NULL;
 	const pg_mech *mech;
 	pg_key *wkey = NULL;
-	pg_attrs extra = { 0 }, tmpl = { 0 }, gen = { 0 };
+	pg_attrs tmpl = { 0 }, gen = { 0 };
 	unsigned char *plain = NULL;
 	size_t len = 0, cap = 0;
 	CK_ULONG cls, type;
@@ -267,12 +267,8 @@ CK_RV pg_C_UnwrapKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 	    (pTemplate == NULL && ulAttributeCount > 0))
 		return pg_call_end(s, CKR_ARGUMENTS_BAD);
 	rv = wrapping_key(s, hUnwrappingKey, pMechanism, false, &wobj, &mech, &wkey);
-	if (rv == CKR_OK && pg_attrs_find(&wobj->attrs, CKA_UNWRAP_TEMPLATE) != NULL &&
-	    pg_attrs_find(&wobj->attrs, CKA_UNWRAP_TEMPLATE)->ulValueLen > 0 &&
-	    !pg_attrs_template(&wobj->attrs, CKA_UNWRAP_TEMPLATE, &extra))
-		rv = CKR_HOST_MEMORY;
 	if (rv == CKR_OK)
-		rv = pg_tmpl_merge(pTemplate, ulAttributeCount, &extra, &tmpl);
+		rv = pg_tmpl_merge(pTemplate, ulAttributeCount, &wobj->attrs, CKA_UNWRAP_TEMPLATE, &tmpl);
 	cls = pg_attrs_ulong(&tmpl, CKA_CLASS, (CK_ULONG)-1);
 	type = pg_attrs_ulong(&tmpl, CKA_KEY_TYPE, (CK_ULONG)-1);
 	if (rv == CKR_OK && (pg_attrs_find(&tmpl, CKA_CLASS) == NULL ||
@@ -290,13 +286,5 @@ CK_RV pg_C_UnwrapKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 	pg_key_unref(wkey);
 	if (wobj != NULL)
 		pg_object_unref(wobj);
-	pg_attrs_clear(&extra);
-	rv = pg_call_end(s, rv);
-	/* The core takes the session itself to store the new key. */
-	if (rv == CKR_OK)
-		rv = pg_object_create(hSession, tmpl.items, tmpl.n, &gen, phKey);
-	else
-		pg_attrs_clear(&gen);
-	pg_attrs_clear(&tmpl);
-	return rv;
+	return pg_call_end_new_key(s, rv, hSession, &tmpl, &gen, phKey);
 }

@@ -250,6 +250,17 @@ bool pg_tmpl_ulong(const CK_ATTRIBUTE *attrs, CK_ULONG n, CK_ATTRIBUTE_TYPE type
  */
 CK_RV pg_export_public(EVP_PKEY *pkey, const pg_curve *curve, pg_attrs *out) PG_MUST_CHECK;
 CK_RV pg_export_private(EVP_PKEY *pkey, const pg_curve *curve, pg_attrs *out) PG_MUST_CHECK;
+/*
+ * An RSA key's attributes and libcrypto's names for them, in the order
+ * of PKCS#1's RSAPrivateKey: n, e, d, then the CRT values (p, q, dP,
+ * dQ, qInv), which a key may lack all together.
+ */
+typedef struct {
+	CK_ATTRIBUTE_TYPE type;
+	const char *name;
+} pg_rsa_part;
+#define PG_RSA_PARTS 8
+extern const pg_rsa_part pg_rsa_parts[PG_RSA_PARTS];
 /* The key type and curve of a libcrypto key; false when not supported. */
 bool pg_export_key_type(EVP_PKEY *pkey, CK_KEY_TYPE *type, const pg_curve **curve);
 /*
@@ -268,12 +279,13 @@ CK_RV pg_gen_common(pg_attrs *gen, CK_OBJECT_CLASS cls, CK_KEY_TYPE type,
 CK_RV pg_gen_add(pg_attrs *gen, const pg_attrs *values, const CK_ATTRIBUTE *tmpl,
                  CK_ULONG n) PG_MUST_CHECK;
 /*
- * A caller's template merged with a key's CKA_UNWRAP_TEMPLATE or
- * CKA_DERIVE_TEMPLATE (extra, may be NULL): CKR_TEMPLATE_INCONSISTENT
- * when they give different values for an attribute.
+ * A caller's template for a key made with base (derived or unwrapped)
+ * merged with base's template attribute which (CKA_DERIVE_TEMPLATE,
+ * CKA_UNWRAP_TEMPLATE) when it has one: CKR_TEMPLATE_INCONSISTENT when
+ * they give different values for an attribute.
  */
-CK_RV pg_tmpl_merge(const CK_ATTRIBUTE *tmpl, CK_ULONG n, const pg_attrs *extra,
-                    pg_attrs *out) PG_MUST_CHECK;
+CK_RV pg_tmpl_merge(const CK_ATTRIBUTE *tmpl, CK_ULONG n, const pg_attrs *base,
+                    CK_ATTRIBUTE_TYPE which, pg_attrs *out) PG_MUST_CHECK;
 /* PKCS#8 PrivateKeyInfo of a private key; free with pg_free_secret. */
 unsigned char *pg_export_pkcs8(EVP_PKEY *pkey, size_t *len);
 /* A private key from PKCS#8 PrivateKeyInfo; NULL when malformed. */
@@ -389,6 +401,14 @@ CK_RV pg_aes_gcm(const pg_key *key, const pg_gcm *gcm, bool encrypt,
 CK_RV pg_call_begin(CK_SESSION_HANDLE handle, pg_session **session) PG_MUST_CHECK;
 /* Releases the session; returns rv. libcrypto's errors of the call are dropped. */
 CK_RV pg_call_end(pg_session *session, CK_RV rv);
+/*
+ * Ends a call that made a secret or private key (derive, unwrap): after
+ * pg_call_end, and when rv is CKR_OK, stores the key made of the template
+ * tmpl and the generated attributes gen as a new object (*key). Clears
+ * both. Returns the call's result.
+ */
+CK_RV pg_call_end_new_key(pg_session *session, CK_RV rv, CK_SESSION_HANDLE handle,
+                          pg_attrs *tmpl, pg_attrs *gen, CK_OBJECT_HANDLE *key);
 /* Starts/ends a use of libcrypto outside pg_call_begin/end. */
 void pg_ossl_enter(void);
 void pg_ossl_leave(void);
@@ -417,6 +437,7 @@ void *pg_op_ready(pg_session *session, pg_op_kind kind, CK_RV *rv);
  * active operation), an active one (CKR_OPERATION_ACTIVE), the key for
  * the mechanism (pg_op_key), then make builds the state from them (the
  * key is lent: make takes a reference to keep it), freed by free_state.
+ * Digesting (PG_OP_DIGEST) takes no key: hkey is ignored, make gets NULL.
  */
 typedef CK_RV (*pg_op_make)(const pg_mech *mech, CK_MECHANISM_PTR m, pg_key *key,
                             pg_op_kind kind, void **state);
