@@ -464,13 +464,23 @@ pg_key_templates(pg_tmpl *pub, pg_tmpl *priv, EVP_PKEY *key, const char *label,
 		pub->failed = true;
 		return;
 	}
+	if (leaf != NULL) {
+		ADD_DER(pub, CKA_SUBJECT, i2d_X509_NAME, X509_get_subject_name(leaf));
+		ADD_DER(priv, CKA_SUBJECT, i2d_X509_NAME, X509_get_subject_name(leaf));
+	}
+	pg_key_pair_templates(pub, priv, kind, label, id, id_len);
+}
+
+void
+pg_key_pair_templates(pg_tmpl *pub, pg_tmpl *priv, const pg_key_kind *kind, const char *label,
+                      const unsigned char *id, size_t id_len)
+{
 	for (int i = 0; i < 2; i++) {
 		pg_tmpl *t = i == 0 ? pub : priv;
 		pg_tmpl_add_bool(t, CKA_TOKEN, true);
 		pg_tmpl_add(t, CKA_LABEL, label, strlen(label));
-		pg_tmpl_add(t, CKA_ID, id, id_len);
-		if (leaf != NULL)
-			ADD_DER(t, CKA_SUBJECT, i2d_X509_NAME, X509_get_subject_name(leaf));
+		if (id != NULL)
+			pg_tmpl_add(t, CKA_ID, id, id_len);
 	}
 	pg_tmpl_add_bool(pub, CKA_PRIVATE, false);
 	pg_tmpl_add_bool(pub, CKA_VERIFY, true);

@@ -75,6 +75,14 @@ void pg_key_templates(pg_tmpl *pub, pg_tmpl *priv, EVP_PKEY *key, const char *la
                       const unsigned char *id, size_t id_len, X509 *leaf);
 
 /*
+ * The attributes every key pair of the store's kinds gets, generated or
+ * imported: on the token, label, ID (id may be NULL), and the usual usage
+ * flags (sign and verify; RSA also encrypt, decrypt, wrap and unwrap; EC
+ * derive). pg_key_templates adds the key values to these.
+ */
+void pg_key_pair_templates(pg_tmpl *pub, pg_tmpl *priv, const pg_key_kind *kind,
+                           const char *label, const unsigned char *id, size_t id_len);
+/*
  * Writes what imp holds to the token of kt (a read-write session, logged
  * in): the key pair and the certificate that belongs to it under label
  * (NULL: the file's label, else the certificate's common name, else the

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "token.h"
+#include "objects.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -441,8 +442,9 @@ pg_keytoken_find(pg_keytoken *kt, const p11glue_uri *uri, const CK_ATTRIBUTE *ex
 {
 	CK_ATTRIBUTE tmpl[3 + 8];
 	CK_OBJECT_CLASS klass;
-	CK_ULONG n, count;
-	size_t total = 0;
+	CK_OBJECT_HANDLE *all;
+	CK_ULONG n;
+	size_t total;
 	CK_RV rv;
 
 	if (uri != NULL && p11glue_uri_is_unrecognized(uri))
@@ -450,70 +452,83 @@ pg_keytoken_find(pg_keytoken *kt, const p11glue_uri *uri, const CK_ATTRIBUTE *ex
 	n = uri ? p11glue_uri_get_template(uri, tmpl, &klass) : 0;
 	for (CK_ULONG i = 0; i < n_extra && n < PG_N_ELEMENTS(tmpl); i++)
 		tmpl[n++] = extra[i];
-	rv = kt->f->C_FindObjectsInit(kt->session, tmpl, n);
-	while (rv == CKR_OK && total < max) {
-		rv = kt->f->C_FindObjects(kt->session, found + total, (CK_ULONG)(max - total), &count);
-		if (rv != CKR_OK || count == 0)
-			break;
-		total += count;
-	}
-	kt->f->C_FindObjectsFinal(kt->session);
+	rv = pg_objects_find(kt->f, kt->session, tmpl, n, &all, &total);
 	if (rv != CKR_OK) {
 		pg_keytoken_error("C_FindObjects", rv);
 		return -1;
 	}
+	total = total < max ? total : max;
+	if (total > 0)
+		memcpy(found, all, total * sizeof(*found));
+	free(all);
 	return (long)total;
+}
+
+int
+pg_token_each_object(const pg_token *t, const p11glue_uri *uri, bool login, pg_object_func func,
+                     void *data)
+{
+	pg_keytoken kt = { .f = t->funcs, .slot = t->slot, .token = t->token };
+	CK_ATTRIBUTE tmpl[3];
+	CK_OBJECT_CLASS klass;
+	CK_OBJECT_HANDLE *found = NULL;
+	size_t count = 0;
+	int status = pg_keytoken_open(&kt, false);
+	CK_RV rv;
+
+	if (status == PG_EXIT_OK && login)
+		status = pg_keytoken_login(&kt, CKU_USER, uri, NULL);
+	if (status == PG_EXIT_OK && !p11glue_uri_is_unrecognized(uri)) {
+		rv = pg_objects_find(kt.f, kt.session, tmpl, p11glue_uri_get_template(uri, tmpl, &klass),
+		                     &found, &count);
+		if (rv != CKR_OK) {
+			pg_keytoken_error("C_FindObjects", rv);
+			status = PG_EXIT_FAIL;
+		}
+	}
+	for (size_t i = 0; status == PG_EXIT_OK && i < count; i++)
+		status = func(&kt, found[i], data);
+	free(found);
+	if (kt.has_session)
+		kt.f->C_CloseSession(kt.session);
+	return status;
 }
 
 unsigned char *
 pg_keytoken_get(pg_keytoken *kt, CK_OBJECT_HANDLE obj, CK_ATTRIBUTE_TYPE type, size_t *len)
 {
-	CK_ATTRIBUTE attr = { type, NULL, 0 };
-	unsigned char *value;
+	return pg_objects_get(kt->f, kt->session, obj, type, len);
+}
 
-	*len = 0;
-	if (kt->f->C_GetAttributeValue(kt->session, obj, &attr, 1) != CKR_OK ||
-	    attr.ulValueLen == CK_UNAVAILABLE_INFORMATION || attr.ulValueLen > (1u << 24))
-		return NULL;
-	value = malloc(attr.ulValueLen + 1);
-	attr.pValue = value;
-	if (value == NULL || kt->f->C_GetAttributeValue(kt->session, obj, &attr, 1) != CKR_OK) {
-		free(value);
-		return NULL;
-	}
-	value[attr.ulValueLen] = 0;
-	*len = attr.ulValueLen;
-	return value;
+char *
+pg_token_object_uri(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, const CK_TOKEN_INFO *token,
+                    CK_OBJECT_HANDLE obj)
+{
+	size_t label_len, id_len;
+	unsigned char *label = pg_objects_get(f, s, obj, CKA_LABEL, &label_len);
+	unsigned char *id = pg_objects_get(f, s, obj, CKA_ID, &id_len);
+	CK_ULONG cls;
+	const char *type = pg_objects_get_ulong(f, s, obj, CKA_CLASS, &cls) ? pg_objects_type_name(cls)
+	                                                                    : NULL;
+	p11glue_uri *uri = p11glue_uri_new();
+	char *text = NULL;
+
+	if (uri != NULL && p11glue_uri_set_token_info(uri, token) == P11GLUE_OK &&
+	    (label == NULL ||
+	     p11glue_uri_set(uri, P11GLUE_URI_OBJECT, label, label_len, NULL) == P11GLUE_OK) &&
+	    (type == NULL || p11glue_uri_set(uri, P11GLUE_URI_TYPE, type, strlen(type), NULL) == P11GLUE_OK) &&
+	    (id == NULL || p11glue_uri_set(uri, P11GLUE_URI_ID, id, id_len, NULL) == P11GLUE_OK))
+		text = p11glue_uri_format(uri);
+	p11glue_uri_free(uri);
+	free(label);
+	free(id);
+	return text;
 }
 
 char *
 pg_keytoken_object_uri(pg_keytoken *kt, CK_OBJECT_HANDLE obj)
 {
-	static const char *const types[] = {
-		[CKO_DATA] = "data", [CKO_CERTIFICATE] = "cert", [CKO_PUBLIC_KEY] = "public",
-		[CKO_PRIVATE_KEY] = "private", [CKO_SECRET_KEY] = "secret-key",
-	};
-	size_t label_len, id_len, class_len;
-	unsigned char *label = pg_keytoken_get(kt, obj, CKA_LABEL, &label_len);
-	unsigned char *id = pg_keytoken_get(kt, obj, CKA_ID, &id_len);
-	unsigned char *klass = pg_keytoken_get(kt, obj, CKA_CLASS, &class_len);
-	CK_ULONG cls = klass && class_len == sizeof(CK_ULONG) ? *(CK_ULONG *)klass : (CK_ULONG)-1;
-	const char *type = cls < PG_N_ELEMENTS(types) ? types[cls] : NULL;
-	p11glue_uri *uri = p11glue_uri_new();
-	char *text = NULL;
-
-	if (uri != NULL && p11glue_uri_set_token_info(uri, &kt->token) == P11GLUE_OK &&
-	    (label == NULL || label_len == 0 ||
-	     p11glue_uri_set(uri, P11GLUE_URI_OBJECT, label, label_len, NULL) == P11GLUE_OK) &&
-	    (type == NULL || p11glue_uri_set(uri, P11GLUE_URI_TYPE, type, strlen(type), NULL) == P11GLUE_OK) &&
-	    (id == NULL || id_len == 0 ||
-	     p11glue_uri_set(uri, P11GLUE_URI_ID, id, id_len, NULL) == P11GLUE_OK))
-		text = p11glue_uri_format(uri);
-	p11glue_uri_free(uri);
-	free(label);
-	free(id);
-	free(klass);
-	return text;
+	return pg_token_object_uri(kt->f, kt->session, &kt->token, obj);
 }
 
 /* ---------------------------------------------------------------------------

@@ -147,6 +147,22 @@ long pg_keytoken_find(pg_keytoken *kt, const p11glue_uri *uri, const CK_ATTRIBUT
 
 /* The URI naming an object (token, object label, type, id); free(). */
 char *pg_keytoken_object_uri(pg_keytoken *kt, CK_OBJECT_HANDLE obj);
+/* The same for an object of any session s of a token described by token. */
+char *pg_token_object_uri(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, const CK_TOKEN_INFO *token,
+                          CK_OBJECT_HANDLE obj);
+
+/* Called for each object of pg_token_each_object; non-zero stops. */
+typedef int (*pg_object_func)(pg_keytoken *kt, CK_OBJECT_HANDLE obj, void *data);
+
+/*
+ * Opens a session on a token of a registry walk (pg_token_each), with
+ * login first logs in as the user (PIN from the URI or a prompt), and
+ * calls func for each object uri selects (object, type, id; NULL: all).
+ * kt lends the session to func; the module stays the walk's. Prints
+ * problems; returns an exit code, or func's non-zero return.
+ */
+int pg_token_each_object(const pg_token *t, const p11glue_uri *uri, bool login,
+                         pg_object_func func, void *data);
 
 /* An attribute value in a new buffer (NUL-terminated, not counted), or
  * NULL when absent or unreadable. */

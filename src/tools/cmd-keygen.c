@@ -45,30 +45,12 @@ keygen_templates(const pg_key_kind *kind, unsigned bits, const char *label,
 {
 	static const unsigned char f4[] = { 0x01, 0x00, 0x01 };
 
-	for (int i = 0; i < 2; i++) {
-		pg_tmpl *t = i == 0 ? pub : priv;
-		pg_tmpl_add_bool(t, CKA_TOKEN, true);
-		pg_tmpl_add(t, CKA_LABEL, label, strlen(label));
-		if (id != NULL)
-			pg_tmpl_add(t, CKA_ID, id, id_len);
-	}
-	pg_tmpl_add_bool(pub, CKA_PRIVATE, false);
-	pg_tmpl_add_bool(pub, CKA_VERIFY, true);
-	pg_tmpl_add_bool(priv, CKA_PRIVATE, true);
-	pg_tmpl_add_bool(priv, CKA_SENSITIVE, true);
-	pg_tmpl_add_bool(priv, CKA_EXTRACTABLE, false);
-	pg_tmpl_add_bool(priv, CKA_SIGN, true);
+	pg_key_pair_templates(pub, priv, kind, label, id, id_len);
 	if (kind->key_type == CKK_RSA) {
 		pg_tmpl_add_ulong(pub, CKA_MODULUS_BITS, bits);
 		pg_tmpl_add(pub, CKA_PUBLIC_EXPONENT, f4, sizeof(f4));
-		pg_tmpl_add_bool(pub, CKA_ENCRYPT, true);
-		pg_tmpl_add_bool(pub, CKA_WRAP, true);
-		pg_tmpl_add_bool(priv, CKA_DECRYPT, true);
-		pg_tmpl_add_bool(priv, CKA_UNWRAP, true);
 	} else {
 		pg_tmpl_add_ec_params(pub, kind->group);
-		if (kind->key_type == CKK_EC)
-			pg_tmpl_add_bool(priv, CKA_DERIVE, true);
 	}
 }
 
