@@ -83,6 +83,17 @@ void pg_key_templates(pg_tmpl *pub, pg_tmpl *priv, EVP_PKEY *key, const char *la
 void pg_key_pair_templates(pg_tmpl *pub, pg_tmpl *priv, const pg_key_kind *kind,
                            const char *label, const unsigned char *id, size_t id_len);
 /*
+ * Generates a key pair of kind (bits: an RSA modulus size) on the token
+ * of kt (a read-write session, logged in) with label and id (NULL: the
+ * new public key's pg_key_id; an id an object has already is refused).
+ * *pub and *priv get the new objects. Prints problems; returns an exit
+ * code (keygen.c).
+ */
+int pg_key_generate(pg_keytoken *kt, const pg_key_kind *kind, unsigned bits, const char *label,
+                    const unsigned char *id, size_t id_len, CK_OBJECT_HANDLE *pub,
+                    CK_OBJECT_HANDLE *priv);
+
+/*
  * Writes what imp holds to the token of kt (a read-write session, logged
  * in): the key pair and the certificate that belongs to it under label
  * (NULL: the file's label, else the certificate's common name, else the

@@ -113,6 +113,27 @@ int pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
 int pg_keytoken_read_pin(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
                          const char *pin_source, p11glue_pin **pin);
 
+/*
+ * Initializes the selected token (C_InitToken) with the SO PIN so_pin and
+ * label (at most 32 bytes, blank-padded here), then re-reads its
+ * information. Prints a failure; returns an exit code.
+ */
+int pg_keytoken_init_token(pg_keytoken *kt, const p11glue_pin *so_pin, const char *label);
+/* Sets the user PIN in an SO session (C_InitPIN). Exit code. */
+int pg_keytoken_init_pin(pg_keytoken *kt, const p11glue_pin *pin);
+/*
+ * Changes who's PIN (CKU_USER, CKU_SO) from old to pin (C_SetPIN; the SO
+ * logs in for it first, and out again). Exit code.
+ */
+int pg_keytoken_set_pin(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_pin *old,
+                        const p11glue_pin *pin);
+/* Logs the session's token out (errors ignored: the token stays usable). */
+void pg_keytoken_logout(pg_keytoken *kt);
+/* Destroys an object; prints a failure naming it by what. Exit code. */
+int pg_keytoken_destroy(pg_keytoken *kt, CK_OBJECT_HANDLE obj, const char *what);
+/* The mechanisms of a token of a registry walk: *types (free()) and *n. */
+CK_RV pg_token_mechanisms(const pg_token *t, CK_MECHANISM_TYPE **types, CK_ULONG *n);
+
 /* Re-reads the token information (after C_InitToken / C_InitPIN). */
 void pg_keytoken_refresh(pg_keytoken *kt);
 

@@ -38,7 +38,6 @@ do_delete(pg_keytoken *kt, const p11glue_uri *uri)
 	char *text;
 	long n;
 	int status;
-	CK_RV rv;
 
 	if (found == NULL)
 		return PG_EXIT_FAIL;
@@ -57,13 +56,10 @@ do_delete(pg_keytoken *kt, const p11glue_uri *uri)
 	status = PG_EXIT_OK;
 	for (long i = 0; i < n; i++) {
 		text = pg_keytoken_object_uri(kt, found[i]);
-		rv = kt->f->C_DestroyObject(kt->session, found[i]);
-		if (rv == CKR_OK) {
+		if (pg_keytoken_destroy(kt, found[i], text ? text : "C_DestroyObject") == PG_EXIT_OK)
 			printf("deleted %s\n", text ? text : "an object");
-		} else {
-			pg_keytoken_error(text ? text : "C_DestroyObject", rv);
+		else
 			status = PG_EXIT_FAIL;
-		}
 		free(text);
 	}
 out:

@@ -412,12 +412,8 @@ list_token_mechanisms(const pg_token *t, void *data)
 	CK_MECHANISM_TYPE *types = NULL;
 	CK_MECHANISM_INFO info;
 	CK_ULONG n = 0;
-	CK_RV rv = t->funcs->C_GetMechanismList(t->slot, NULL, &n);
+	CK_RV rv = pg_token_mechanisms(t, &types, &n);
 
-	if (rv == CKR_OK && n > 0) {
-		types = calloc(n, sizeof(*types));
-		rv = types ? t->funcs->C_GetMechanismList(t->slot, types, &n) : CKR_HOST_MEMORY;
-	}
 	if (json) {
 		pg_json_begin_object(json);
 		pg_json_key(json, "token");

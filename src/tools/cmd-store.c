@@ -82,14 +82,10 @@ static int
 do_init_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label,
               const char *so_source, bool force)
 {
-	CK_UTF8CHAR padded[32];
 	p11glue_pin *pin = NULL;
-	const unsigned char *value;
 	char prompt[96], *text;
 	bool exists;
-	size_t len;
 	int status;
-	CK_RV rv;
 
 	status = existing_token(kt, uri, label, &exists);
 	if (status != PG_EXIT_OK)
@@ -111,16 +107,10 @@ do_init_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label,
 		status = pg_store_read_secret(NULL, prompt, !exists, &pin);
 	if (status != PG_EXIT_OK)
 		return status;
-	memset(padded, ' ', sizeof(padded));
-	memcpy(padded, label, strlen(label));
-	value = p11glue_pin_value(pin, &len);
-	rv = kt->f->C_InitToken(kt->slot, (CK_UTF8CHAR_PTR)value, len, padded);
+	status = pg_keytoken_init_token(kt, pin, label);
 	p11glue_pin_free(pin);
-	if (rv != CKR_OK) {
-		pg_keytoken_error("C_InitToken", rv);
-		return PG_EXIT_FAIL;
-	}
-	pg_keytoken_refresh(kt);
+	if (status != PG_EXIT_OK)
+		return status;
 	text = pg_keytoken_uri(kt);
 	printf("%s token '%s' in slot %lu: %s\n", exists ? "re-initialized" : "initialized", label,
 	       kt->slot, text ? text : "?");
@@ -203,11 +193,8 @@ do_init_pin(pg_keytoken *kt, const p11glue_uri *uri, const char *so_source,
             const char *new_source)
 {
 	p11glue_pin *pin = NULL;
-	const unsigned char *value;
 	char prompt[96];
-	size_t len;
 	int status;
-	CK_RV rv;
 
 	if ((status = pg_keytoken_select(kt, uri, 0)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_open(kt, true)) != PG_EXIT_OK ||
@@ -215,18 +202,12 @@ do_init_pin(pg_keytoken *kt, const p11glue_uri *uri, const char *so_source,
 		return status;
 	snprintf(prompt, sizeof(prompt), "New user PIN for %s", pg_keytoken_label(kt));
 	status = pg_store_read_secret(new_source, prompt, true, &pin);
-	if (status == PG_EXIT_OK) {
-		value = p11glue_pin_value(pin, &len);
-		rv = kt->f->C_InitPIN(kt->session, (CK_UTF8CHAR_PTR)value, len);
-		p11glue_pin_free(pin);
-		if (rv != CKR_OK) {
-			pg_keytoken_error("C_InitPIN", rv);
-			status = PG_EXIT_FAIL;
-		} else {
-			printf("user PIN of token '%s' set\n", pg_keytoken_label(kt));
-		}
-	}
-	kt->f->C_Logout(kt->session);
+	if (status == PG_EXIT_OK)
+		status = pg_keytoken_init_pin(kt, pin);
+	p11glue_pin_free(pin);
+	if (status == PG_EXIT_OK)
+		printf("user PIN of token '%s' set\n", pg_keytoken_label(kt));
+	pg_keytoken_logout(kt);
 	return status;
 }
 
@@ -269,11 +250,8 @@ do_set_pin(pg_keytoken *kt, const p11glue_uri *uri, bool so, const char *new_sou
 {
 	CK_USER_TYPE who = so ? CKU_SO : CKU_USER;
 	p11glue_pin *old = NULL, *pin = NULL;
-	const unsigned char *old_value, *value;
-	size_t old_len, len;
 	char prompt[96];
 	int status;
-	CK_RV rv = CKR_OK;
 
 	if ((status = pg_keytoken_select(kt, uri, 0)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_open(kt, true)) != PG_EXIT_OK ||
@@ -286,23 +264,11 @@ do_set_pin(pg_keytoken *kt, const p11glue_uri *uri, bool so, const char *new_sou
 		p11glue_pin_free(old);
 		return status;
 	}
-	old_value = p11glue_pin_value(old, &old_len);
-	value = p11glue_pin_value(pin, &len);
-	/* Not logged in, C_SetPIN changes the user PIN; the SO's needs the
-	 * SO logged in (base specification §5.6). */
-	if (so)
-		rv = kt->f->C_Login(kt->session, CKU_SO, (CK_UTF8CHAR_PTR)old_value, old_len);
-	if (rv == CKR_OK)
-		rv = kt->f->C_SetPIN(kt->session, (CK_UTF8CHAR_PTR)old_value, old_len,
-		                     (CK_UTF8CHAR_PTR)value, len);
+	status = pg_keytoken_set_pin(kt, who, old, pin);
 	p11glue_pin_free(old);
 	p11glue_pin_free(pin);
-	if (so)
-		kt->f->C_Logout(kt->session);
-	if (rv != CKR_OK) {
-		pg_keytoken_error(so ? "changing the SO PIN" : "changing the PIN", rv);
-		return PG_EXIT_FAIL;
-	}
+	if (status != PG_EXIT_OK)
+		return status;
 	printf("%s of token '%s' changed\n", so ? "SO PIN" : "user PIN", pg_keytoken_label(kt));
 	return PG_EXIT_OK;
 }

@@ -15,6 +15,7 @@
 #include <p11glue/pkcs11x.h>
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct {
 	unsigned char *der;
@@ -106,6 +107,13 @@ const char *pg_trust_purpose_oid(const char *name);
  * (anchor.c). Returns an exit code.
  */
 int pg_trust_anchor(bool store, char **names, int n);
+
+/*
+ * Writes every object of the trust tokens that filter selects (NULL:
+ * all) to out in the persistence format, each after a "# pkcs11:" line
+ * naming it, as `trust dump` prints them (dump.c). Returns an exit code.
+ */
+int pg_trust_dump(const p11glue_uri *filter, FILE *out);
 
 /* Is the file valid persistence format (at least one object)? */
 bool pg_trust_check_persist(const char *path);
