@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void
 pg_signer_clear(pg_signer *sg)
@@ -239,4 +240,115 @@ pg_signer_store_cert(pg_signer *sg, X509 *cert, const char *label, const CK_OBJE
 	printf("certificate: %s\n", text ? text : "?");
 	free(text);
 	return PG_EXIT_OK;
+}
+
+/* The subject: a copy of the given one, else CN=<the key's label>. */
+static X509_NAME *
+subject_of(const X509_NAME *given, const pg_signer *sg)
+{
+	X509_NAME *name;
+
+	if (given != NULL)
+		return X509_NAME_dup(given);
+	name = X509_NAME_new();
+	if (sg->label == NULL || sg->label[0] == 0 || name == NULL ||
+	    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)sg->label,
+	                                -1, -1, 0)) {
+		X509_NAME_free(name);
+		pg_message("the key has no label: give --subject");
+		return NULL;
+	}
+	return name;
+}
+
+/* The issuer side of spec, from the CA signer (or none: self-signed). */
+static int
+set_issuer(pg_cert_spec *spec, pg_signer *ca, X509 **ca_cert, unsigned char key_id[20])
+{
+	const ASN1_OCTET_STRING *skid;
+
+	if (ca == NULL) {
+		spec->issuer = spec->subject;
+		return PG_EXIT_OK;
+	}
+	*ca_cert = pg_signer_ca_cert(ca);
+	if (*ca_cert == NULL)
+		return PG_EXIT_FAIL;
+	spec->issuer = X509_get_subject_name(*ca_cert);
+	spec->issuer_pub = ca->pub;
+	/* RFC 5280 4.2.1.1: the issuer's subjectKeyIdentifier, when it has one. */
+	skid = X509_get0_subject_key_id(*ca_cert);
+	if (skid != NULL) {
+		spec->issuer_key_id = ASN1_STRING_get0_data(skid);
+		spec->issuer_key_id_len = (size_t)ASN1_STRING_length(skid);
+	} else if (pg_x509_key_id(ca->pub, key_id)) {
+		spec->issuer_key_id = key_id;
+		spec->issuer_key_id_len = 20;
+	} else {
+		/* Never the subject's own identifier in its place. */
+		pg_message("cannot compute the CA key's identifier");
+		return PG_EXIT_FAIL;
+	}
+	return PG_EXIT_OK;
+}
+
+int
+pg_signer_certify(pg_signer *key, pg_signer *ca, const pg_signer_choice *choice, X509 **cert)
+{
+	pg_cert_spec spec = { 0 };
+	pg_signer *by = ca ? ca : key;
+	X509 *ca_cert = NULL;
+	unsigned char ca_key_id[20];
+	pg_sigalg alg;
+	const char *why;
+	char reason[200];
+	int status = PG_EXIT_FAIL;
+
+	*cert = NULL;
+	if (!pg_sigalg_choose(by->pub, choice->hash, &alg, &why)) {
+		pg_message("%s: %s", ca ? "the CA key" : "the key", why);
+		return PG_EXIT_FAIL;
+	}
+	spec.pub = key->pub;
+	spec.subject = subject_of(choice->subject, key);
+	spec.not_before = time(NULL);
+	spec.days = choice->days;
+	spec.is_ca = choice->is_ca;
+	spec.san = choice->san;
+	if (spec.subject == NULL)
+		return PG_EXIT_USAGE;
+	if (set_issuer(&spec, ca, &ca_cert, ca_key_id) == PG_EXIT_OK) {
+		*cert = pg_x509_make_cert(&spec, &alg, pg_signer_sign, by, reason, sizeof(reason));
+		if (*cert != NULL)
+			status = PG_EXIT_OK;
+		else if (!key->failed && (ca == NULL || !ca->failed))
+			pg_message("cannot make the certificate: %s", reason);
+	}
+	X509_NAME_free(spec.subject);
+	X509_free(ca_cert);
+	return status;
+}
+
+int
+pg_signer_request(pg_signer *key, const pg_signer_choice *choice, X509_REQ **req)
+{
+	X509_NAME *subject;
+	pg_sigalg alg;
+	const char *why;
+	char reason[200];
+
+	*req = NULL;
+	if (!pg_sigalg_choose(key->pub, choice->hash, &alg, &why)) {
+		pg_message("the key: %s", why);
+		return PG_EXIT_FAIL;
+	}
+	subject = subject_of(choice->subject, key);
+	if (subject == NULL)
+		return PG_EXIT_USAGE;
+	*req = pg_x509_make_req(subject, key->pub, choice->san, &alg, pg_signer_sign, key, reason,
+	                        sizeof(reason));
+	X509_NAME_free(subject);
+	if (*req == NULL && !key->failed)
+		pg_message("cannot make the request: %s", reason);
+	return *req != NULL ? PG_EXIT_OK : PG_EXIT_FAIL;
 }

@@ -53,4 +53,24 @@ long pg_signer_certs(pg_signer *sg, CK_OBJECT_HANDLE *found, bool replace);
 int pg_signer_store_cert(pg_signer *sg, X509 *cert, const char *label,
                          const CK_OBJECT_HANDLE *old, long n);
 
+/* What a certificate or request says besides the key (the caller's choices). */
+typedef struct {
+	const X509_NAME *subject;    /* NULL: CN=<the key's label> */
+	const char *hash;            /* sha256, sha384, sha512; NULL: the key's default */
+	const char *san;             /* subjectAltNames, one a line; NULL: none */
+	unsigned days;               /* certificates: days of validity */
+	bool is_ca;                  /* certificates: a CA certificate */
+} pg_signer_choice;
+
+/*
+ * Makes a certificate for key, signed by ca (NULL: by key itself; then
+ * issuer and subject are the same), into *cert (X509_free). Not stored.
+ * Returns an exit code: PG_EXIT_USAGE when the key has no label to make
+ * a subject of and none is given.
+ */
+int pg_signer_certify(pg_signer *key, pg_signer *ca, const pg_signer_choice *choice, X509 **cert);
+
+/* A PKCS#10 request for key, signed by it, into *req. Exit codes as above. */
+int pg_signer_request(pg_signer *key, const pg_signer_choice *choice, X509_REQ **req);
+
 #endif /* PG_SIGNER_H */

@@ -89,26 +89,6 @@ parse_subject(const char *text, const char *command)
 	return name;
 }
 
-/* The subject: a copy of given (--subject), else CN=<the key's label>.
- * NULL after printing why. */
-static X509_NAME *
-subject_of(X509_NAME *given, const pg_signer *sg, const char *command)
-{
-	X509_NAME *name;
-
-	if (given != NULL)
-		return X509_NAME_dup(given);
-	name = X509_NAME_new();
-	if (sg->label == NULL || sg->label[0] == 0 || name == NULL ||
-	    !X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)sg->label,
-	                                -1, -1, 0)) {
-		X509_NAME_free(name);
-		pg_tool_usage_error(command, "the key has no label: give --subject");
-		return NULL;
-	}
-	return name;
-}
-
 /* Writes PEM with write() to --output (or standard output for "-"). */
 static bool
 write_pem(const char *path, int (*write)(FILE *, const void *), const void *obj)
@@ -222,92 +202,35 @@ typedef struct {
 	const char *label;
 } certify_args;
 
-/* The issuer side of spec, from the CA signer (or none: self-signed). */
 static int
-set_issuer(pg_cert_spec *spec, pg_signer *ca, X509 **ca_cert, unsigned char key_id[20])
-{
-	const ASN1_OCTET_STRING *skid;
-
-	if (ca == NULL) {
-		spec->issuer = spec->subject;
-		return PG_EXIT_OK;
-	}
-	*ca_cert = pg_signer_ca_cert(ca);
-	if (*ca_cert == NULL)
-		return PG_EXIT_FAIL;
-	spec->issuer = X509_get_subject_name(*ca_cert);
-	spec->issuer_pub = ca->pub;
-	/* RFC 5280 4.2.1.1: the issuer's subjectKeyIdentifier, when it has one. */
-	skid = X509_get0_subject_key_id(*ca_cert);
-	if (skid != NULL) {
-		spec->issuer_key_id = ASN1_STRING_get0_data(skid);
-		spec->issuer_key_id_len = (size_t)ASN1_STRING_length(skid);
-	} else if (pg_x509_key_id(ca->pub, key_id)) {
-		spec->issuer_key_id = key_id;
-		spec->issuer_key_id_len = 20;
-	} else {
-		/* Never the subject's own identifier in its place. */
-		pg_message("cannot compute the CA key's identifier");
-		return PG_EXIT_FAIL;
-	}
-	return PG_EXIT_OK;
-}
-
-static int
-do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_uri,
-           const char *command)
+do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_uri)
 {
 	pg_signer key = { 0 }, ca = { 0 };
 	CK_OBJECT_HANDLE old[PG_SIGNER_MAX_FOUND];
-	pg_cert_spec spec = { 0 };
-	X509 *ca_cert = NULL, *cert = NULL;
-	unsigned char ca_key_id[20];
-	pg_sigalg alg;
-	const char *why;
-	char reason[200];
+	pg_signer_choice choice = {
+		.subject = a->common.subject_name,
+		.hash = a->common.hash,
+		.san = a->common.san.len ? (const char *)a->common.san.data : NULL,
+		.days = a->days,
+		.is_ca = a->is_ca,
+	};
+	X509 *cert = NULL;
 	long n_old = 0;
 	int status;
 
 	status = pg_signer_open(&key, &a->common.store, uri, true);
 	if (status == PG_EXIT_OK && ca_uri != NULL)
 		status = pg_signer_open(&ca, &a->common.store, ca_uri, false);
-	if (status != PG_EXIT_OK)
-		goto out;
-	status = PG_EXIT_FAIL;
-	n_old = pg_signer_certs(&key, old, a->replace);
-	if (n_old < 0)
-		goto out;
-	if (!pg_sigalg_choose(ca_uri ? ca.pub : key.pub, a->common.hash, &alg, &why)) {
-		pg_message("%s: %s", ca_uri ? "the CA key" : "the key", why);
-		goto out;
-	}
-	spec.pub = key.pub;
-	spec.subject = subject_of(a->common.subject_name, &key, command);
-	spec.not_before = time(NULL);
-	spec.days = a->days;
-	spec.is_ca = a->is_ca;
-	spec.san = a->common.san.len ? (const char *)a->common.san.data : NULL;
-	if (spec.subject == NULL) {
-		status = PG_EXIT_USAGE;
-		goto out;
-	}
-	if (set_issuer(&spec, ca_uri ? &ca : NULL, &ca_cert, ca_key_id) != PG_EXIT_OK)
-		goto out;
-	cert = pg_x509_make_cert(&spec, &alg, pg_signer_sign, ca_uri ? &ca : &key, reason,
-	                         sizeof(reason));
-	if (cert == NULL) {
-		if (!key.failed && !ca.failed)
-			pg_message("cannot make the certificate: %s", reason);
-		goto out;
-	}
-	status = pg_signer_store_cert(&key, cert, a->label ? a->label : key.label, old, n_old);
+	if (status == PG_EXIT_OK && (n_old = pg_signer_certs(&key, old, a->replace)) < 0)
+		status = PG_EXIT_FAIL;
+	if (status == PG_EXIT_OK)
+		status = pg_signer_certify(&key, ca_uri ? &ca : NULL, &choice, &cert);
+	if (status == PG_EXIT_OK)
+		status = pg_signer_store_cert(&key, cert, a->label ? a->label : key.label, old, n_old);
 	if (status == PG_EXIT_OK && a->common.output != NULL &&
 	    !write_pem(a->common.output, write_x509, cert))
 		status = PG_EXIT_FAIL;
-out:
-	X509_NAME_free(spec.subject);
 	X509_free(cert);
-	X509_free(ca_cert);
 	pg_signer_clear(&ca);
 	pg_signer_clear(&key);
 	return status;
@@ -377,7 +300,7 @@ pg_cmd_certify(int argc, char **argv)
 		status = PG_EXIT_USAGE;
 		goto out;
 	}
-	status = do_certify(&a, uri, ca_uri, argv[0]);
+	status = do_certify(&a, uri, ca_uri);
 out:
 	X509_NAME_free(a.common.subject_name);
 	p11glue_uri_free(uri);
@@ -414,39 +337,21 @@ request_usage(FILE *out)
 }
 
 static int
-do_request(const common_args *a, const p11glue_uri *uri, const char *command)
+do_request(const common_args *a, const p11glue_uri *uri)
 {
 	pg_signer key = { 0 };
-	X509_NAME *subject = NULL;
+	pg_signer_choice choice = {
+		.subject = a->subject_name,
+		.hash = a->hash,
+		.san = a->san.len ? (const char *)a->san.data : NULL,
+	};
 	X509_REQ *req = NULL;
-	pg_sigalg alg;
-	const char *why;
-	char reason[200];
 	int status = pg_signer_open(&key, &a->store, uri, false);
 
-	if (status != PG_EXIT_OK)
-		goto out;
-	status = PG_EXIT_FAIL;
-	if (!pg_sigalg_choose(key.pub, a->hash, &alg, &why)) {
-		pg_message("the key: %s", why);
-		goto out;
-	}
-	subject = subject_of(a->subject_name, &key, command);
-	if (subject == NULL) {
-		status = PG_EXIT_USAGE;
-		goto out;
-	}
-	req = pg_x509_make_req(subject, key.pub, a->san.len ? (const char *)a->san.data : NULL,
-	                       &alg, pg_signer_sign, &key, reason, sizeof(reason));
-	if (req == NULL) {
-		if (!key.failed)
-			pg_message("cannot make the request: %s", reason);
-		goto out;
-	}
-	if (write_pem(a->output ? a->output : "-", write_req, req))
-		status = PG_EXIT_OK;
-out:
-	X509_NAME_free(subject);
+	if (status == PG_EXIT_OK)
+		status = pg_signer_request(&key, &choice, &req);
+	if (status == PG_EXIT_OK && !write_pem(a->output ? a->output : "-", write_req, req))
+		status = PG_EXIT_FAIL;
 	X509_REQ_free(req);
 	pg_signer_clear(&key);
 	return status;
@@ -481,7 +386,7 @@ pg_cmd_request(int argc, char **argv)
 	else if (a.subject != NULL && (a.subject_name = parse_subject(a.subject, argv[0])) == NULL)
 		status = PG_EXIT_USAGE;
 	else
-		status = do_request(&a, uri, argv[0]);
+		status = do_request(&a, uri);
 	X509_NAME_free(a.subject_name);
 	p11glue_uri_free(uri);
 	pg_buf_clear(&a.san);
