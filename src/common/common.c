@@ -7,6 +7,8 @@
 
 #include <p11glue/p11glue.h>
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -295,4 +297,76 @@ pg_pad(unsigned char *field, size_t size, const char *text)
 
 	memset(field, ' ', size);
 	memcpy(field, text, n < size ? n : size);
+}
+
+int
+pg_open_regular(const char *path, bool nofollow, struct stat *st)
+{
+	struct stat own;
+	int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | (nofollow ? O_NOFOLLOW : 0);
+	int fd = open(path, flags);
+
+	if (st == NULL)
+		st = &own;
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) ||
+	    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0) {
+		int saved = S_ISREG(st->st_mode) ? errno : EINVAL;
+		close(fd);
+		errno = saved;
+		return -1;
+	}
+	return fd;
+}
+
+unsigned char *
+pg_read_fd(int fd, size_t max, size_t *len)
+{
+	unsigned char *data = NULL, *more;
+	size_t got = 0, cap = 0;
+	ssize_t n;
+
+	*len = 0;
+	for (;;) {
+		if (cap - got < 2) {
+			size_t want = cap == 0 ? 4096 : cap * 2;
+			if (cap > max + 1) {
+				pg_free_secret(data, cap);
+				errno = EFBIG;
+				return NULL;
+			}
+			more = malloc(want);
+			if (more == NULL) {
+				pg_free_secret(data, cap);
+				errno = ENOMEM;
+				return NULL;
+			}
+			if (got > 0)
+				memcpy(more, data, got);
+			pg_free_secret(data, cap);
+			data = more;
+			cap = want;
+		}
+		n = read(fd, data + got, cap - got - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int saved = errno;
+			pg_free_secret(data, cap);
+			errno = saved;
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+		if (got > max) {
+			pg_free_secret(data, cap);
+			errno = EFBIG;
+			return NULL;
+		}
+	}
+	data[got] = 0;
+	*len = got;
+	return data;
 }

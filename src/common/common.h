@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/stat.h>
+
 #define PG_N_ELEMENTS(a) (sizeof(a) / sizeof((a)[0]))
 #define PG_MUST_CHECK __attribute__((warn_unused_result))
 #define PG_PRINTF(f, a) __attribute__((format(printf, f, a)))
@@ -93,6 +95,24 @@ void pg_pad(unsigned char *field, size_t size, const char *text);
 
 /* Duplicates len bytes and appends a NUL; NULL when out of memory. */
 unsigned char *pg_memdup0(const void *data, size_t len);
+
+/*
+ * Opens path for reading (close-on-exec, never as a controlling
+ * terminal) without blocking on a FIFO or a device, and only when it is
+ * a regular file; with nofollow a final symbolic link is refused too.
+ * Returns the descriptor, or -1 with errno set (EINVAL: not a regular
+ * file). st (may be NULL) gets the file's status.
+ */
+int pg_open_regular(const char *path, bool nofollow, struct stat *st);
+
+/*
+ * Reads what is left of fd, at most max bytes, into a new buffer with a
+ * NUL after it (not counted in *len); free() (pg_free_secret for
+ * secrets: the buffer is *len + 1 bytes). NULL with errno set: EFBIG
+ * when there is more than max, else the system's code; what was read
+ * is wiped then.
+ */
+unsigned char *pg_read_fd(int fd, size_t max, size_t *len);
 
 /*
  * A file of the build tree this program runs from (rel is relative to

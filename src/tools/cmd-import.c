@@ -12,10 +12,8 @@
 
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_FILE (16 * 1024 * 1024)
@@ -87,39 +85,16 @@ static unsigned char *
 read_file(const char *path, size_t *len)
 {
 	unsigned char *data = NULL;
-	struct stat st;
-	size_t got = 0;
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = pg_open_regular(path, false, NULL);
 
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		pg_message("%s: %s", path, strerror(errno));
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode) || st.st_size > MAX_FILE) {
-		pg_message("%s: %s", path, S_ISREG(st.st_mode) ? "larger than 16 MiB"
-		                                                   : "not a regular file");
-		goto fail;
-	}
-	data = malloc((size_t)st.st_size + 1);
+	if (fd >= 0)
+		data = pg_read_fd(fd, MAX_FILE, len);
 	if (data == NULL)
-		goto fail;
-	while (got < (size_t)st.st_size) {
-		n = read(fd, data + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	*len = got;
-	return data;
-fail:
+		pg_message("%s: %s", path, errno == EINVAL ? "not a regular file"
+		                           : errno == EFBIG ? "larger than 16 MiB" : strerror(errno));
 	if (fd >= 0)
 		close(fd);
-	free(data);
-	return NULL;
+	return data;
 }
 
 /* ---------------------------------------------------------------------------

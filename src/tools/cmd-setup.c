@@ -162,29 +162,27 @@ setup_take(int opt, const char *arg, void *data)
 	}
 }
 
-/* Prints each line of a buffer with a prefix. */
+/* Prints each line of a buffer to out, after a prefix. */
 static void
-print_lines(const pg_buf *buf, const char *prefix)
+print_lines(FILE *out, const pg_buf *buf, const char *prefix)
 {
 	const char *p = buf->data ? (const char *)buf->data : "";
 	size_t n;
 
 	for (; *p; p += n + (p[n] == '\n')) {
 		n = strcspn(p, "\n");
-		printf("%s%.*s\n", prefix, (int)n, p);
+		fprintf(out, "%s%.*s\n", prefix, (int)n, p);
 	}
 }
 
+/* A target's problems or notes, as messages on standard error. */
 static void
 print_messages(const char *target, const pg_buf *buf)
 {
-	const char *p = buf->data ? (const char *)buf->data : "";
-	size_t n;
+	char prefix[64];
 
-	for (; *p; p += n + (p[n] == '\n')) {
-		n = strcspn(p, "\n");
-		pg_message("%s: %.*s", target, (int)n, p);
-	}
+	snprintf(prefix, sizeof(prefix), "p11glue: %s: ", target);
+	print_lines(stderr, buf, prefix);
 }
 
 static void
@@ -202,8 +200,8 @@ print_plan(const pg_setup_plan *plan, bool dry_run)
 		e = &plan->edits[i];
 		printf("%s: %s %s\n", plan->target,
 		       verbs[dry_run][!e->existed ? 0 : e->new_text ? 1 : 2], e->path);
-		print_lines(&e->removed, "  - ");
-		print_lines(&e->added, "  + ");
+		print_lines(stdout, &e->removed, "  - ");
+		print_lines(stdout, &e->added, "  + ");
 	}
 }
 

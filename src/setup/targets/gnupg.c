@@ -62,17 +62,6 @@ gnupg_home(void)
 	return dir;
 }
 
-static char *
-join(const char *dir, const char *name)
-{
-	size_t len = strlen(dir) + strlen(name) + 2;
-	char *path = malloc(len);
-
-	if (path != NULL)
-		snprintf(path, len, "%s/%s", dir, name);
-	return path;
-}
-
 /* ---------------------------------------------------------------------------
  * Reading the two files
  */
@@ -205,8 +194,8 @@ files_read(gnupg_files *f, pg_setup_plan *plan)
 		pg_setup_problem(plan, "no home directory: set GNUPGHOME or HOME");
 		return false;
 	}
-	f->agent_path = join(f->home, "gpg-agent.conf");
-	f->scd_path = join(f->home, "gnupg-pkcs11-scd.conf");
+	f->agent_path = pg_setup_join(f->home, "gpg-agent.conf");
+	f->scd_path = pg_setup_join(f->home, "gnupg-pkcs11-scd.conf");
 	if (f->agent_path == NULL || f->scd_path == NULL) {
 		pg_setup_problem(plan, "out of memory");
 		return false;
