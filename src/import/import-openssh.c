@@ -23,6 +23,7 @@
 #include "config.h"
 
 #include "import.h"
+#include "keys.h"
 #include "bcrypt-pbkdf.h"
 #include "be-reader.h"
 
@@ -170,30 +171,6 @@ derive(pg_import *imp, const pg_import_options *opts, const cipher_info *c,
  * Private keys by type
  */
 
-static EVP_PKEY *
-from_params(const char *type, OSSL_PARAM_BLD *bld)
-{
-	OSSL_PARAM *params = OSSL_PARAM_BLD_to_param(bld);
-	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, type, NULL);
-	EVP_PKEY_CTX *check = NULL;
-	EVP_PKEY *key = NULL;
-
-	if (params == NULL || ctx == NULL || EVP_PKEY_fromdata_init(ctx) <= 0 ||
-	    EVP_PKEY_fromdata(ctx, &key, EVP_PKEY_KEYPAIR, params) <= 0)
-		goto out;
-	/* The private and public halves must belong together. */
-	check = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL);
-	if (check == NULL || EVP_PKEY_pairwise_check(check) <= 0) {
-		EVP_PKEY_free(key);
-		key = NULL;
-	}
-out:
-	EVP_PKEY_CTX_free(check);
-	EVP_PKEY_CTX_free(ctx);
-	OSSL_PARAM_free(params);
-	return key;
-}
-
 /* ssh-rsa: mpint n, e, d, iqmp, p, q (CRT exponents computed here). */
 static EVP_PKEY *
 read_rsa(pg_be_reader *r)
@@ -220,7 +197,7 @@ read_rsa(pg_be_reader *r)
 	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT1, dp) &&
 	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT2, dq) &&
 	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_COEFFICIENT1, iqmp))
-		key = from_params("RSA", bld);
+		key = pg_key_from_params("RSA", EVP_PKEY_KEYPAIR, bld);
 out:
 	OSSL_PARAM_BLD_free(bld);
 	BN_CTX_free(bn);
@@ -261,7 +238,7 @@ read_ecdsa(pg_be_reader *r, const char *group, const char *curve)
 	    OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, group, 0) &&
 	    OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, q, q_len) &&
 	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_PRIV_KEY, d))
-		key = from_params("EC", bld);
+		key = pg_key_from_params("EC", EVP_PKEY_KEYPAIR, bld);
 	OSSL_PARAM_BLD_free(bld);
 	BN_clear_free(d);
 	return key;

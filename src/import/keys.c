@@ -307,16 +307,25 @@ unwrap_point(const unsigned char *der, size_t len, size_t *out_len)
 	return der;
 }
 
-static EVP_PKEY *
-from_public_params(const char *type, OSSL_PARAM_BLD *bld)
+EVP_PKEY *
+pg_key_from_params(const char *type, int selection, OSSL_PARAM_BLD *bld)
 {
 	OSSL_PARAM *params = OSSL_PARAM_BLD_to_param(bld);
 	EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_from_name(NULL, type, NULL);
+	EVP_PKEY_CTX *check = NULL;
 	EVP_PKEY *key = NULL;
 
 	if (params == NULL || ctx == NULL || EVP_PKEY_fromdata_init(ctx) <= 0 ||
-	    EVP_PKEY_fromdata(ctx, &key, EVP_PKEY_PUBLIC_KEY, params) <= 0)
+	    EVP_PKEY_fromdata(ctx, &key, selection, params) <= 0)
 		key = NULL;
+	/* The private and public halves must belong together. */
+	if (key != NULL && selection == EVP_PKEY_KEYPAIR &&
+	    ((check = EVP_PKEY_CTX_new_from_pkey(NULL, key, NULL)) == NULL ||
+	     EVP_PKEY_pairwise_check(check) <= 0)) {
+		EVP_PKEY_free(key);
+		key = NULL;
+	}
+	EVP_PKEY_CTX_free(check);
 	EVP_PKEY_CTX_free(ctx);
 	OSSL_PARAM_free(params);
 	return key;
@@ -336,7 +345,7 @@ rsa_public(pg_keytoken *kt, CK_OBJECT_HANDLE obj)
 	if (bn != NULL && be != NULL && bld != NULL &&
 	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, bn) &&
 	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, be))
-		key = from_public_params("RSA", bld);
+		key = pg_key_from_params("RSA", EVP_PKEY_PUBLIC_KEY, bld);
 	OSSL_PARAM_BLD_free(bld);
 	BN_free(bn);
 	BN_free(be);
@@ -363,7 +372,7 @@ ec_public(pg_keytoken *kt, CK_OBJECT_HANDLE obj, const char **why)
 	} else if ((bld = OSSL_PARAM_BLD_new()) != NULL &&
 	           OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, curve, 0) &&
 	           OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, len)) {
-		key = from_public_params("EC", bld);
+		key = pg_key_from_params("EC", EVP_PKEY_PUBLIC_KEY, bld);
 	}
 	OSSL_PARAM_BLD_free(bld);
 	free(params);

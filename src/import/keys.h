@@ -10,6 +10,7 @@
 #include "token.h"
 
 #include <openssl/evp.h>
+#include <openssl/param_build.h>
 #include <openssl/x509.h>
 
 
@@ -30,6 +31,14 @@ const pg_key_kind *pg_key_kind_of(EVP_PKEY *key);
  * (RSA modulus size). False for unknown names.
  */
 bool pg_key_kind_parse(const char *text, const pg_key_kind **kind, unsigned *bits);
+
+/*
+ * A libcrypto key of type ("RSA", "EC") from the parameters in bld:
+ * selection EVP_PKEY_PUBLIC_KEY, or EVP_PKEY_KEYPAIR, whose private and
+ * public halves must then belong together. NULL when they do not or
+ * the parameters are not a key.
+ */
+EVP_PKEY *pg_key_from_params(const char *type, int selection, OSSL_PARAM_BLD *bld);
 
 /* CKA_EC_PARAMS for a curve (DER of its OID) into t. */
 void pg_tmpl_add_ec_params(pg_tmpl *t, const char *group);
