@@ -2,8 +2,9 @@
 """Write the key store's function list members and exported forwarders.
 
 Reads the entry points of src/common/pkcs11-calls.h (X(name, params,
-args, kind) lines, in function-list order) and the pg_C_Xxx functions
-the mech layer declares in mech/mech.h. Writes
+args, kind) lines, in function-list order) and the calls the mech layer
+implements as pg_C_Xxx, which mech/mech.h lists as M(C_Xxx) in
+PG_MECH_CALLS. Writes
 
   mech-entry.h  PG_STORE_FUNCTIONS_2X(get_info) and PG_STORE_FUNCTIONS_3_0:
                 designated initialisers of CK_FUNCTION_LIST(_3_0), each
@@ -20,7 +21,7 @@ import sys
 
 CALL_RE = re.compile(r'X\((C_\w+), \(([^)]*)\), \(([^)]*)\), (\w+)\)')
 SECTION_RE = re.compile(r'#define (PG_CALLS_2X|PG_CALLS_3_0)\(X\)((?:.*\\\n)*.*)')
-MECH_RE = re.compile(r'\bCK_RV\s+pg_(C_\w+)\s*\(')
+MECH_RE = re.compile(r'\bM\((C_\w+)\)')
 
 
 def read(path):
@@ -43,7 +44,7 @@ def main(argv):
     known = {c[0] for calls in sections.values() for c in calls}
     unknown = sorted(mech - known)
     if not mech or unknown:
-        print(f'{argv[2]}: no pg_C_ functions, or unknown ones: {unknown}', file=sys.stderr)
+        print(f'{argv[2]}: no M(C_Xxx) calls, or unknown ones: {unknown}', file=sys.stderr)
         return 1
 
     def members(calls, get_info=False):
