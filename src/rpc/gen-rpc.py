@@ -108,6 +108,27 @@ def msg_kind(name):
     raise SystemExit('gen-rpc: %s: no message kind' % name)
 
 
+def output_lines(L, args, on_ok, on_small, extra=()):
+    """Appends the lines that move a call's outputs: on_ok(arg) gives the
+    lines of one output of a successful call, extra follows them, and
+    on_small (a format of the arg) each size of a call that answered
+    CKR_BUFFER_TOO_SMALL."""
+    outs = [a for a in args if a[0].startswith('out_') or a[0] == 'msg_param']
+    if not outs:
+        return
+    L.append('\tif (rv == CKR_OK) {')
+    for a in outs:
+        L.extend('\t\t' + line for line in on_ok(a))
+    L.extend(extra)
+    L.append('\t}')
+    sized = [a for a in outs if a[0] in ('out_bytes', 'out_ulongs')]
+    if sized:
+        L.append('\tif (rv == CKR_BUFFER_TOO_SMALL) {')
+        for a in sized:
+            L.append('\t\t' + on_small.format(*a))
+        L.append('\t}')
+
+
 def client_stub(name, ps, kind, v3):
     args = wire_args(name, ps)
     params = ', '.join('%s %s' % p for p in ps)
@@ -156,34 +177,21 @@ def client_stub(name, ps, kind, v3):
         elif f == 'out_ulongs':
             L.append('\trc_add_out_ulongs(&call, %s, %s);' % (a[1], a[2]))
     L.append('\trv = rc_run(&call);')
-    outs = [a for a in args if a[0].startswith('out_') or a[0] == 'msg_param']
-    if outs:
-        L.append('\tif (rv == CKR_OK) {')
-        for a in outs:
-            f = a[0]
-            if f == 'out_bytes':
-                L.append('\t\trc_get_out_bytes(&call, %s, %s);' % (a[1], a[2]))
-            elif f == 'out_fixed':
-                L.append('\t\trc_get_out_fixed(&call, %s, %s);' % (a[1], a[2]))
-            elif f == 'out_handle' or f == 'out_ulong':
-                L.append('\t\t*%s = pg_rpc_get_ulong(&call.in);' % a[1])
-            elif f == 'out_handles':
-                L.append('\t\trc_get_handles(&call, %s, %s, %s);' % (a[1], a[2], a[3]))
-            elif f == 'out_ulongs':
-                L.append('\t\trc_get_out_ulongs(&call, %s, %s);' % (a[1], a[2]))
-            elif f == 'out_info':
-                L.append('\t\tpg_rpc_get_%s(&call.in, %s);' % (INFO[a[2]], a[1]))
-            elif f == 'msg_param':
-                L.append('\t\tif (!pg_rpc_get_msg_param_result(&call.in, call.msg_mech[%d], %s, %s))'
-                         % (msg_kind(name), a[1], a[2]))
-                L.append('\t\t\tcall.in.failed = true;')
-        L.append('\t}')
-        sized = [a for a in outs if a[0] in ('out_bytes', 'out_ulongs')]
-        if sized:
-            L.append('\tif (rv == CKR_BUFFER_TOO_SMALL) {')
-            for a in sized:
-                L.append('\t\t*%s = pg_rpc_get_ulong(&call.in);' % a[2])
-            L.append('\t}')
+    def got(a):
+        f = a[0]
+        if f == 'msg_param':
+            return ['if (!pg_rpc_get_msg_param_result(&call.in, call.msg_mech[%d], %s, %s))'
+                    % (msg_kind(name), a[1], a[2]), '\tcall.in.failed = true;']
+        return [{
+            'out_bytes': 'rc_get_out_bytes(&call, {1}, {2});',
+            'out_fixed': 'rc_get_out_fixed(&call, {1}, {2});',
+            'out_handle': '*{1} = pg_rpc_get_ulong(&call.in);',
+            'out_ulong': '*{1} = pg_rpc_get_ulong(&call.in);',
+            'out_handles': 'rc_get_handles(&call, {1}, {2}, {3});',
+            'out_ulongs': 'rc_get_out_ulongs(&call, {1}, {2});',
+            'out_info': 'pg_rpc_get_{info}(&call.in, {1});',
+        }[f].format(*a, info=INFO.get(a[2], '') if f == 'out_info' else '')]
+    output_lines(L, args, got, '*{2} = pg_rpc_get_ulong(&call.in);')
     if name == 'C_DeriveKey':
         L.append('\tif (rv == CKR_OK && !pg_rpc_get_mechanism_result(&call.in, pMechanism))')
         L.append('\t\tcall.in.failed = true;')
@@ -269,34 +277,21 @@ def server_handler(name, ps, kind, v3):
         L.append('\tif (rv == CKR_OK && !rs_slot_allowed(ctx, pInfo->slotID))')
         L.append('\t\trv = CKR_SESSION_HANDLE_INVALID;')
     L.append('\tpg_rpc_add_u64(out, rv);')
-    outs = [a for a in args if a[0].startswith('out_') or a[0] == 'msg_param']
-    if outs:
-        L.append('\tif (rv == CKR_OK) {')
-        for a in outs:
-            f = a[0]
-            if f == 'out_bytes':
-                L.append('\t\trs_add_out_bytes(out, %s, *%s);' % (a[1], a[2]))
-            elif f == 'out_fixed':
-                L.append('\t\trs_add_out_bytes(out, %s, %s);' % (a[1], a[2]))
-            elif f in ('out_handle', 'out_ulong'):
-                L.append('\t\tpg_rpc_add_u64(out, *%s);' % a[1])
-            elif f == 'out_handles':
-                L.append('\t\trs_add_ulongs(out, %s, %s, *%s);' % (a[1], a[2], a[3]))
-            elif f == 'out_ulongs':
-                L.append('\t\trs_add_out_ulongs(out, %s, *%s);' % (a[1], a[2]))
-            elif f == 'out_info':
-                L.append('\t\tpg_rpc_add_%s(out, %s);' % (INFO[a[2]], a[1]))
-            elif f == 'msg_param':
-                L.append('\t\tpg_rpc_add_msg_param_result(out, param_kind, %s, %s);' % (a[1], a[2]))
-        if name == 'C_DeriveKey':
-            L.append('\t\tpg_rpc_add_mechanism_result(out, pMechanism);')
-        L.append('\t}')
-        sized = [a for a in outs if a[0] in ('out_bytes', 'out_ulongs')]
-        if sized:
-            L.append('\tif (rv == CKR_BUFFER_TOO_SMALL) {')
-            for a in sized:
-                L.append('\t\tpg_rpc_add_u64(out, *%s);' % a[2])
-            L.append('\t}')
+    def put(a):
+        f = a[0]
+        if f == 'msg_param':
+            return ['pg_rpc_add_msg_param_result(out, param_kind, %s, %s);' % (a[1], a[2])]
+        return [{
+            'out_bytes': 'rs_add_out_bytes(out, {1}, *{2});',
+            'out_fixed': 'rs_add_out_bytes(out, {1}, {2});',
+            'out_handle': 'pg_rpc_add_u64(out, *{1});',
+            'out_ulong': 'pg_rpc_add_u64(out, *{1});',
+            'out_handles': 'rs_add_ulongs(out, {1}, {2}, *{3});',
+            'out_ulongs': 'rs_add_out_ulongs(out, {1}, *{2});',
+            'out_info': 'pg_rpc_add_{info}(out, {1});',
+        }[f].format(*a, info=INFO.get(a[2], '') if f == 'out_info' else '')]
+    extra = ['\t\tpg_rpc_add_mechanism_result(out, pMechanism);'] if name == 'C_DeriveKey' else []
+    output_lines(L, args, put, 'pg_rpc_add_u64(out, *{2});', extra)
     L.append('\treturn true;')
     L.append('}')
     return '\n'.join(L) + '\n'
