@@ -384,6 +384,25 @@ pg_rpc_get_msg_param(pg_rpc_in *in, pg_rpc_arena **arena, void **param, CK_ULONG
 }
 
 /*
+ * The next write-back field of s at or after field *i that param points
+ * somewhere with (output handles go their own way): its data, with *f
+ * the field and *i past it; NULL when there is none.
+ */
+static void *
+next_writeback(const structure *s, const void *param, size_t *i, const field **f)
+{
+	for (; *i < s->n_fields; (*i)++) {
+		void *p = ptr_at(param, s->fields[*i].off);
+		*f = &s->fields[*i];
+		if ((*f)->writeback && p != NULL && (*f)->kind != F_OUT_HANDLE) {
+			(*i)++;
+			return p;
+		}
+	}
+	return NULL;
+}
+
+/*
  * After the call: flat parameters come back whole; described ones as the
  * bytes of their write-back fields, in order.
  */
@@ -391,6 +410,8 @@ void
 pg_rpc_add_msg_param_result(pg_rpc_out *out, int kind, const void *param, CK_ULONG len)
 {
 	const structure *s;
+	const field *f;
+	void *p;
 	size_t n;
 
 	if (param == NULL)
@@ -400,11 +421,7 @@ pg_rpc_add_msg_param_result(pg_rpc_out *out, int kind, const void *param, CK_ULO
 		return;
 	}
 	s = &pg_rpc_structures[kind];
-	for (size_t i = 0; i < s->n_fields; i++) {
-		const field *f = &s->fields[i];
-		void *p = ptr_at(param, f->off);
-		if (!f->writeback || p == NULL || f->kind == F_OUT_HANDLE)
-			continue;
+	for (size_t i = 0; (p = next_writeback(s, param, &i, &f)) != NULL;) {
 		if (!data_len(f, param, &n))
 			out->failed = true;
 		else
@@ -419,6 +436,8 @@ pg_rpc_get_msg_param_result(pg_rpc_in *in, CK_MECHANISM_TYPE mech, void *param, 
 	int kind = e ? e->message : S_NONE;
 	const unsigned char *bytes;
 	const structure *s;
+	const field *f;
+	void *p;
 	size_t n, want;
 
 	if (param == NULL)
@@ -431,11 +450,7 @@ pg_rpc_get_msg_param_result(pg_rpc_in *in, CK_MECHANISM_TYPE mech, void *param, 
 		return true;
 	}
 	s = &pg_rpc_structures[kind];
-	for (size_t i = 0; i < s->n_fields; i++) {
-		const field *f = &s->fields[i];
-		void *p = ptr_at(param, f->off);
-		if (!f->writeback || p == NULL || f->kind == F_OUT_HANDLE)
-			continue;
+	for (size_t i = 0; (p = next_writeback(s, param, &i, &f)) != NULL;) {
 		bytes = pg_rpc_get_bytes(in, &n);
 		if (bytes == NULL || !data_len(f, param, &want) || n != want)
 			return in->failed = true, false;
