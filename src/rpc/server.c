@@ -161,20 +161,19 @@ rs_add_out_ulongs(pg_rpc_out *out, const CK_ULONG *p, CK_ULONG count)
  * Slot filter (a URI selecting tokens)
  */
 
-static bool
-slot_matches(rs_worker *w, CK_SLOT_ID slot)
+bool
+pg_rpc_slot_matches(CK_FUNCTION_LIST *f, const p11glue_uri *filter, CK_SLOT_ID slot)
 {
 	CK_SLOT_INFO si;
 	CK_TOKEN_INFO ti;
 
-	if (w->funcs->C_GetSlotInfo(slot, &si) != CKR_OK ||
-	    !p11glue_uri_match_slot_info(w->opts->filter, slot, &si))
+	if (f->C_GetSlotInfo(slot, &si) != CKR_OK || !p11glue_uri_match_slot_info(filter, slot, &si))
 		return false;
-	if (!(si.flags & CKF_TOKEN_PRESENT) || w->funcs->C_GetTokenInfo(slot, &ti) != CKR_OK) {
+	if (!(si.flags & CKF_TOKEN_PRESENT) || f->C_GetTokenInfo(slot, &ti) != CKR_OK) {
 		/* No token: only a URI without token attributes selects it. */
 		memset(&ti, 0, sizeof(ti));
 	}
-	return p11glue_uri_match_token_info(w->opts->filter, &ti);
+	return p11glue_uri_match_token_info(filter, &ti);
 }
 
 static bool
@@ -187,7 +186,7 @@ rs_slot_allowed(rs_ctx *ctx, CK_SLOT_ID slot)
 	pthread_mutex_lock(&ctx->w->lock);
 	ok = pg_handle_map_get(&ctx->w->allowed, slot, NULL);
 	pthread_mutex_unlock(&ctx->w->lock);
-	if (!ok && slot_matches(ctx->w, slot)) {
+	if (!ok && pg_rpc_slot_matches((CK_FUNCTION_LIST *)ctx->w->funcs, ctx->w->opts->filter, slot)) {
 		pthread_mutex_lock(&ctx->w->lock);
 		ok = pg_handle_map_put(&ctx->w->allowed, slot, 1);
 		pthread_mutex_unlock(&ctx->w->lock);

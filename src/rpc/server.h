@@ -43,6 +43,10 @@ typedef struct {
 void pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 	__attribute__((noreturn));
 
+/* Does the slot (and the token in it, if any) match filter? A slot
+ * without a token matches only a URI without token attributes. */
+bool pg_rpc_slot_matches(CK_FUNCTION_LIST *f, const p11glue_uri *filter, CK_SLOT_ID slot);
+
 /* The uid of a unix socket's peer (SO_PEERCRED); false when unknown. */
 bool pg_rpc_peer_uid(int fd, uid_t *uid);
 

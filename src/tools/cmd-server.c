@@ -2,123 +2,31 @@
  * p11glue server: serves a module (or a token, or the whole registry) on
  * a unix socket, one worker process per connection.
  * p11glue remote: serves it on stdin/stdout, for `ssh host p11glue remote`.
+ * What they do is src/rpc's (listen.h, server.h); here are their command
+ * lines and what they print.
  */
-#define _GNU_SOURCE
 #include "config.h"
 
 #include "tool.h"
-#include "compat.h"
-#include "modules.h"
-#include "server.h"
+#include "listen.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#define MAX_WORKERS 1024
-#define MAX_ALLOWED 16
-
-/* What to serve, resolved from the command line. */
-typedef struct {
-	char *path;            /* module file */
-	char *reserved;
-	p11glue_uri *filter;
-} target;
-
-/* The proxy module, which serves the whole registry. */
-static char *
-proxy_path(void)
-{
-	char exe[PATH_MAX], buf[PATH_MAX + 64], *slash;
-	const char *env = getenv("P11GLUE_PROXY_MODULE");
-	ssize_t n;
-
-	if (env && *env)
-		return pg_module_resolve(env);
-	/* In a build tree the proxy sits beside the tools' folder. */
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = 0;
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = 0;
-			snprintf(buf, sizeof(buf), "%s/../proxy/p11glue-proxy.so", exe);
-			if (access(buf, R_OK) == 0)
-				return realpath(buf, NULL);
-		}
-	}
-	return pg_module_resolve(P11GLUE_MODULE_DIR "/p11glue-proxy.so");
-}
-
+/* The target of a MODULE|URI argument (a URI parsed here); exit code. */
 static int
-resolve_target(const char *provider, const char *uri_text, target *t)
+resolve(const char *provider, const char *uri_text, pg_rpc_target *t)
 {
-	const unsigned char *name, *path;
-	p11glue_registry *reg = NULL;
-	p11glue_module *mod;
+	p11glue_uri *filter = NULL;
 
 	memset(t, 0, sizeof(*t));
-	if (uri_text && !pg_token_parse_uri(uri_text, &t->filter))
+	if (uri_text != NULL && !pg_token_parse_uri(uri_text, &filter))
 		return PG_EXIT_FAIL;
-	path = t->filter ? p11glue_uri_get(t->filter, P11GLUE_URI_MODULE_PATH, NULL) : NULL;
-	name = t->filter ? p11glue_uri_get(t->filter, P11GLUE_URI_MODULE_NAME, NULL) : NULL;
-	if (provider == NULL && path != NULL)
-		provider = (const char *)path;
-	if (provider != NULL) {
-		t->path = pg_module_resolve(provider);
-		if (t->path == NULL) {
-			pg_message("no module file %s", provider);
-			return PG_EXIT_FAIL;
-		}
-	} else if (name != NULL) {
-		if (p11glue_registry_load(P11GLUE_REGISTRY_NO_LOAD, &reg) != P11GLUE_OK ||
-		    (mod = p11glue_registry_find(reg, (const char *)name)) == NULL ||
-		    p11glue_module_config(mod, "module") == NULL) {
-			pg_message("no module named %s in the registry", name);
-			p11glue_registry_free(reg);
-			return PG_EXIT_FAIL;
-		}
-		t->path = pg_module_resolve(p11glue_module_config(mod, "module"));
-		if (p11glue_module_config(mod, "x-init-reserved"))
-			t->reserved = strdup(p11glue_module_config(mod, "x-init-reserved"));
-		p11glue_registry_free(reg);
-		if (t->path == NULL) {
-			pg_message("module %s: its file is not found", name);
-			return PG_EXIT_FAIL;
-		}
-	} else {
-		t->path = proxy_path();
-		if (t->path == NULL) {
-			pg_message("cannot find p11glue-proxy.so to serve the registry");
-			return PG_EXIT_FAIL;
-		}
-	}
-	return PG_EXIT_OK;
-}
-
-/* Loads the module once here: a module that cannot load fails now, and
- * workers find it loaded (each initializes it for itself). */
-static pg_module *
-preload(const target *t)
-{
-	char *why = NULL;
-	pg_module *m = pg_module_open(t->path, &why);
-
-	if (m == NULL) {
-		pg_message("cannot load %s: %s", t->path, why ? why : "?");
-		free(why);
-	}
-	return m;
+	return pg_rpc_target_resolve(provider, filter, t);
 }
 
 /* ---------------------------------------------------------------------------
@@ -137,9 +45,9 @@ remote_usage(FILE *out)
 int
 pg_cmd_remote(int argc, char **argv)
 {
-	pg_rpc_serve_options opts = { 0 };
+	pg_rpc_serve_options opts;
 	const char *arg;
-	target t;
+	pg_rpc_target t;
 	int next, rv = pg_tool_options(argc, argv, NULL, 0, remote_usage, 0, -1, &next);
 
 	if (rv >= 0)
@@ -147,194 +55,14 @@ pg_cmd_remote(int argc, char **argv)
 	if (argc - next != 1)
 		return pg_tool_usage_error(argv[0], "one MODULE or URI is required");
 	arg = argv[next];
-	rv = strncmp(arg, "pkcs11:", 7) == 0 ? resolve_target(NULL, arg, &t)
-	                                      : resolve_target(arg, NULL, &t);
-	if (rv != PG_EXIT_OK || preload(&t) == NULL)
-		return PG_EXIT_FAIL;
-	opts = (pg_rpc_serve_options){ t.path, t.reserved, t.filter, false };
+	rv = strncmp(arg, "pkcs11:", 7) == 0 ? resolve(NULL, arg, &t) : resolve(arg, NULL, &t);
+	if (rv != PG_EXIT_OK) {
+		pg_rpc_target_clear(&t);
+		return rv;
+	}
+	opts = pg_rpc_target_options(&t);
 	signal(SIGPIPE, SIG_IGN);
 	pg_rpc_serve(STDIN_FILENO, STDOUT_FILENO, &opts);
-}
-
-/* ---------------------------------------------------------------------------
- * p11glue server
- */
-
-static int signal_pipe[2] = { -1, -1 };
-
-static void
-on_signal(int sig)
-{
-	int saved = errno;
-	unsigned char c = (unsigned char)sig;
-
-	if (write(signal_pipe[1], &c, 1) < 0)
-		c = 0;
-	errno = saved;
-}
-
-static char *
-default_socket(void)
-{
-	const char *runtime = getenv("XDG_RUNTIME_DIR");
-	char dir[PATH_MAX], *path;
-	struct stat st;
-
-	if (runtime && *runtime)
-		snprintf(dir, sizeof(dir), "%s/p11glue", runtime);
-	else
-		snprintf(dir, sizeof(dir), "/tmp/p11glue-%lu", (unsigned long)getuid());
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return NULL;
-	/* Ours and private, or not used at all. */
-	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-	    (st.st_mode & 077) != 0) {
-		pg_message("%s is not a private directory of this user", dir);
-		return NULL;
-	}
-	if (asprintf(&path, "%s/pkcs11-%ld", dir, (long)getpid()) < 0)
-		return NULL;
-	return path;
-}
-
-static int
-listen_on(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	mode_t mask;
-	int fd, probe;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		pg_message("socket path too long: %s", path);
-		return -1;
-	}
-	strcpy(sa.sun_path, path);
-	/* A socket left by a server that is gone is replaced; a live one is not. */
-	probe = socket(AF_UNIX, SOCK_STREAM, 0);
-	if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		close(probe);
-		pg_message("%s: a server is already listening there", path);
-		return -1;
-	}
-	if (probe >= 0)
-		close(probe);
-	unlink(path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	mask = umask(077);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 || chmod(path, 0600) != 0 ||
-	    listen(fd, 128) != 0) {
-		pg_message("%s: %s", path, strerror(errno));
-		umask(mask);
-		close(fd);
-		return -1;
-	}
-	umask(mask);
-	return fd;
-}
-
-typedef struct {
-	int listen_fd;
-	const char *socket_path;
-	pg_rpc_serve_options opts;
-	uid_t allowed[MAX_ALLOWED];
-	int n_allowed;
-	pid_t workers[MAX_WORKERS];
-	int n_workers;
-	bool verbose;
-} server;
-
-static bool
-uid_allowed(const server *s, uid_t uid)
-{
-	if (uid == geteuid())
-		return true;
-	for (int i = 0; i < s->n_allowed; i++) {
-		if (s->allowed[i] == uid)
-			return true;
-	}
-	return false;
-}
-
-static void
-reap(server *s)
-{
-	pid_t pid;
-
-	while ((pid = waitpid(-1, NULL, WNOHANG)) > 0) {
-		for (int i = 0; i < s->n_workers; i++) {
-			if (s->workers[i] == pid) {
-				s->workers[i] = s->workers[--s->n_workers];
-				break;
-			}
-		}
-	}
-}
-
-static void
-accept_one(server *s)
-{
-	uid_t uid;
-	pid_t pid;
-	int fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-
-	if (fd < 0)
-		return;
-	if (!pg_rpc_peer_uid(fd, &uid) || !uid_allowed(s, uid)) {
-		if (s->verbose)
-			pg_message("refused a connection from uid %ld", (long)uid);
-		close(fd);
-		return;
-	}
-	if (s->n_workers >= MAX_WORKERS) {
-		close(fd);
-		return;
-	}
-	pid = fork();
-	if (pid == 0) {
-		close(s->listen_fd);
-		close(signal_pipe[0]);
-		close(signal_pipe[1]);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
-		pg_die_with_parent();
-		if (getppid() == 1)
-			_exit(0);
-		pg_rpc_serve(fd, fd, &s->opts);
-	}
-	if (pid > 0)
-		s->workers[s->n_workers++] = pid;
-	close(fd);
-}
-
-static int
-serve_loop(server *s)
-{
-	struct pollfd fds[2] = { { s->listen_fd, POLLIN, 0 }, { signal_pipe[0], POLLIN, 0 } };
-	unsigned char sig;
-
-	for (;;) {
-		if (poll(fds, 2, -1) < 0 && errno != EINTR)
-			break;
-		if (fds[1].revents & POLLIN) {
-			if (read(signal_pipe[0], &sig, 1) == 1 && sig != SIGCHLD)
-				break;
-			reap(s);
-		}
-		if (fds[0].revents & POLLIN)
-			accept_one(s);
-	}
-	/* Stopping: no new clients, workers end with us. */
-	close(s->listen_fd);
-	unlink(s->socket_path);
-	for (int i = 0; i < s->n_workers; i++)
-		kill(s->workers[i], SIGTERM);
-	for (int i = 0; i < s->n_workers; i++)
-		waitpid(s->workers[i], NULL, 0);
-	return PG_EXIT_OK;
 }
 
 static void
@@ -384,13 +112,13 @@ pg_cmd_server(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 }
 	};
-	static server s;
+	static pg_rpc_listener s;
+	static pg_rpc_target t;
 	const char *provider = NULL, *socket_arg = NULL;
 	bool foreground = false, csh = false;
 	char *socket_path, *end;
-	target t;
 	pid_t pid;
-	int opt;
+	int opt, fd;
 	long uid;
 
 	memset(&s, 0, sizeof(s));
@@ -405,7 +133,7 @@ pg_cmd_server(int argc, char **argv)
 		case 'v': s.verbose = true; break;
 		case 'u':
 			uid = strtol(optarg, &end, 10);
-			if (*optarg == 0 || *end != 0 || uid < 0 || s.n_allowed >= MAX_ALLOWED)
+			if (*optarg == 0 || *end != 0 || uid < 0 || s.n_allowed >= PG_RPC_MAX_ALLOWED)
 				return pg_tool_usage_error(argv[0], "--allow-uid needs a user id");
 			s.allowed[s.n_allowed++] = (uid_t)uid;
 			break;
@@ -416,25 +144,20 @@ pg_cmd_server(int argc, char **argv)
 	if (argc - optind > 1 || (provider && argc - optind == 1))
 		return pg_tool_usage_error(argv[0], "give --provider MODULE or one URI");
 	/* t lives as long as the server: its strings are the workers'. */
-	if (resolve_target(provider, optind < argc ? argv[optind] : NULL, &t) != PG_EXIT_OK ||
-	    preload(&t) == NULL)
-		return PG_EXIT_FAIL;
-	socket_path = socket_arg ? strdup(socket_arg) : default_socket();
+	opt = resolve(provider, optind < argc ? argv[optind] : NULL, &t);
+	if (opt != PG_EXIT_OK)
+		return opt;
+	socket_path = socket_arg ? strdup(socket_arg) : pg_rpc_default_socket();
 	if (socket_path == NULL)
 		return PG_EXIT_FAIL;
 	s.socket_path = socket_path;
-	s.opts = (pg_rpc_serve_options){ t.path, t.reserved, t.filter, false };
-	s.listen_fd = listen_on(socket_path);
-	if (s.listen_fd < 0 || pipe2(signal_pipe, O_CLOEXEC) != 0)
+	s.opts = pg_rpc_target_options(&t);
+	fd = pg_rpc_listen(&s);
+	if (fd < 0)
 		return PG_EXIT_FAIL;
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	signal(SIGHUP, on_signal);
-	signal(SIGCHLD, on_signal);
 	if (foreground) {
 		print_address(socket_path, getpid(), csh);
-		return serve_loop(&s);
+		return pg_rpc_listener_run(&s, fd);
 	}
 	fflush(stdout);
 	pid = fork();
@@ -455,5 +178,5 @@ pg_cmd_server(int argc, char **argv)
 		if (null > 2)
 			close(null);
 	}
-	return serve_loop(&s);
+	return pg_rpc_listener_run(&s, fd);
 }

@@ -205,6 +205,13 @@ pid=$(printf '%s\n' "$out" | sed -n 's/^setenv P11GLUE_SERVER_PID \([0-9]*\);$/\
 [ -n "$pid" ] && kill "$pid"
 run "$tool" server --provider "$tmp/no-such-module.so"
 failed_run "a module that does not exist is refused at start"
+run timeout 20 "$tool" server --foreground --socket "$tmp/none.sock" \
+	"pkcs11:token=no-such-token?module-path=$softhsm"
+has "a URI that selects no token is refused at start (exit status 1)" "$rc" 1
+has "... saying that nothing matches" "$err" "*selects no slot or token*"
+[ ! -e "$tmp/none.sock" ] && ok "... before it listens" || not_ok "... before it listens"
+run timeout 20 "$tool" remote "pkcs11:token=no-such-token?module-path=$softhsm" </dev/null
+has "p11glue remote refuses it too" "$rc" 1
 export P11GLUE_SERVER_ADDRESS="unix:path=$sock"
 start_server --provider "$softhsm"
 
