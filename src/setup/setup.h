@@ -23,6 +23,7 @@ typedef struct {
 	const char *module;          /* --module PATH, or NULL: the target's default */
 	bool proxy;                  /* --proxy: the proxy module rather than the store */
 	bool system;                 /* --system: for every user, not the caller only */
+	bool verbose;                /* status --verbose: load what the target names */
 } pg_setup_env;
 
 /* One file's planned edit. */
@@ -48,7 +49,7 @@ typedef struct {
 } pg_setup_plan;
 
 /* What a target reports for `p11glue status`: a state word and facts. */
-#define PG_SETUP_MAX_FACTS 24
+#define PG_SETUP_MAX_FACTS 48
 typedef struct {
 	const char *state;           /* "configured", "partly configured", "not configured" */
 	const char *keys[PG_SETUP_MAX_FACTS];

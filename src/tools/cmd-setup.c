@@ -23,7 +23,8 @@ enum {
 	OPT_PROXY = 'P',
 	OPT_JSON = 'j',
 	OPT_USER = 'U',
-	OPT_SYSTEM = 'S'
+	OPT_SYSTEM = 'S',
+	OPT_VERBOSE = 'v'
 };
 
 /*
@@ -45,7 +46,7 @@ parse(int argc, char **argv, const struct option *fixed, size_t n_fixed, bool *s
 		options[n++] = (struct option){ pg_setup_targets[i]->name, no_argument, NULL, TARGET_OPT + (int)i };
 	options[n] = (struct option){ NULL, 0, NULL, 0 };
 	pg_tool_getopt_reset();
-	while ((opt = getopt_long(argc, argv, ":h", options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, ":hv", options, NULL)) != -1) {
 		if (opt >= TARGET_OPT && opt < TARGET_OPT + (int)N_TARGETS) {
 			selected[opt - TARGET_OPT] = true;
 			continue;
@@ -157,6 +158,8 @@ setup_take(int opt, const char *arg, void *data)
 	case OPT_HELP:
 		setup_usage(stdout);
 		return PG_EXIT_OK;
+	case OPT_VERBOSE:
+		return pg_tool_usage_error("setup", "unknown option '-v'");
 	default:
 		return PG_EXIT_USAGE;
 	}
@@ -291,13 +294,16 @@ static void
 status_usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: p11glue status [TARGET...] [--user | --system] [--json]\n"
+	        "Usage: p11glue status [TARGET...] [--user | --system] [--json] [-v]\n"
 	        "\n"
 	        "Shows, for each target of 'p11glue setup' (or those named), whether it\n"
 	        "is configured, partly configured or not configured, and the facts\n"
 	        "behind that: the files and lines in force, whether they are p11glue's\n"
 	        "or yours, and whether the programs involved are installed. It reads\n"
-	        "configuration only and changes nothing.\n"
+	        "configuration only and changes nothing. The modules target also lists\n"
+	        "the registry programs of yours read, module by module; with --verbose\n"
+	        "it loads each module as they would and says whether it initializes and\n"
+	        "how many tokens it has, or why it cannot be used.\n"
 	        "\n"
 	        "Targets:\n");
 	list_targets(out, false);
@@ -307,13 +313,14 @@ status_usage(FILE *out)
 	        "  --user      your own configuration (the default)\n"
 	        "  --system    the configuration of every user (targets that have one)\n"
 	        "  --json      one JSON object, a member per target\n"
+	        "  -v, --verbose  load the registry's modules (see above)\n"
 	        "  -h, --help  show this help\n"
 	        "\n"
 	        "Exit status: 0 (whatever the state), 2 a usage error.\n");
 }
 
 typedef struct {
-	bool json, system;
+	bool json, system, verbose;
 } status_args;
 
 static int
@@ -322,6 +329,10 @@ status_take(int opt, const char *arg, void *data)
 	status_args *a = data;
 
 	(void)arg;
+	if (opt == OPT_VERBOSE) {
+		a->verbose = true;
+		return -1;
+	}
 	if (opt == OPT_JSON || opt == OPT_USER || opt == OPT_SYSTEM) {
 		a->json = a->json || opt == OPT_JSON;
 		a->system = opt == OPT_USER ? false : opt == OPT_SYSTEM ? true : a->system;
@@ -341,6 +352,7 @@ pg_cmd_status(int argc, char **argv)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "user", no_argument, NULL, OPT_USER },
 		{ "system", no_argument, NULL, OPT_SYSTEM },
+		{ "verbose", no_argument, NULL, OPT_VERBOSE },
 		{ "help", no_argument, NULL, OPT_HELP },
 	};
 	bool selected[N_TARGETS] = { false }, any = false, json;
@@ -354,6 +366,7 @@ pg_cmd_status(int argc, char **argv)
 		return status;
 	json = a.json;
 	env.system = a.system;
+	env.verbose = a.verbose;
 	for (size_t i = 0; i < N_TARGETS; i++) {
 		if (selected[i] && env.system && !pg_setup_targets[i]->system)
 			return pg_tool_usage_error(argv[0], "--%s has no --system form",

@@ -11,6 +11,8 @@ not_ok() {
 	shift; for line in "$@"; do printf '#   %s\n' "$line"; done
 }
 
+skip() { n=$((n + 1)); echo "ok $n - $1 # SKIP $2"; }
+
 # run CMD...: runs it, keeping stdout in $out, stderr in $err, status in $rc.
 run() {
 	"$@" >"$tmp/out" 2>"$tmp/err"

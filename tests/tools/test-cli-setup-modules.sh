@@ -113,13 +113,44 @@ run cli status --modules
 has "... status: configured, by the user" "$out" "modules: configured*(set by you)*(set by you)*(set by you)*"
 rm -rf "$dir"
 
-# Without P11GLUE_CONFIG: the user's directory, in the temporary home.
-run env -u P11GLUE_CONFIG "$p11glue" setup --modules
-status "setup --modules without P11GLUE_CONFIG" 0
-has "... writes ~/.config/pkcs11/modules" "$out" "modules: created $HOME/.config/pkcs11/modules/p11glue-store.module*"
-same "... the directory is private" "$(stat -c %a "$HOME/.config/pkcs11/modules")" 700
-run env -u P11GLUE_CONFIG "$p11glue" setup --modules --undo
-same "... and undo removes them" "$(snapshot "$HOME/.config/pkcs11")" ""
+# Without P11GLUE_CONFIG: the user's directory, in the temporary home,
+# as a user whose programs read it. Root's programs do not (unless the
+# system file sets user-config, which it does not on a test machine):
+# there setup refuses rather than write files nothing reads, and the
+# user part runs as nobody with a home of its own.
+as_user=(env)
+if [ "$(id -u)" = 0 ]; then
+	run env -u P11GLUE_CONFIG "$p11glue" setup --modules
+	status "as root, setup --modules without P11GLUE_CONFIG is refused" 1
+	has "... pointing to --system" "$err" "*ignore ~/.config/pkcs11*use --system*"
+	same "... and writes nothing" "$(snapshot "$HOME/.config")" ""
+	run env -u P11GLUE_CONFIG "$p11glue" status --modules
+	has "... status: not configured, the user files ignored" "$out" \
+		"modules: not configured*user files: programs run by this user (root) ignore ~/.config/pkcs11*"
+	if command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+		mkdir -p "$tmp/nobody"
+		chown 65534:65534 "$tmp/nobody"
+		chmod 755 "$tmp"
+		as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$tmp/nobody")
+		HOME=$tmp/nobody
+	else
+		as_user=()
+	fi
+fi
+if [ ${#as_user[@]} -gt 0 ]; then
+	run "${as_user[@]}" env -u P11GLUE_CONFIG "$p11glue" setup --modules
+	status "setup --modules without P11GLUE_CONFIG" 0
+	has "... writes ~/.config/pkcs11/modules" "$out" "modules: created $HOME/.config/pkcs11/modules/p11glue-store.module*"
+	same "... the directory is private" "$(stat -c %a "$HOME/.config/pkcs11/modules")" 700
+	run "${as_user[@]}" env -u P11GLUE_CONFIG "$p11glue" status --modules
+	has "... status lists the registry as that user's programs read it" "$out" \
+		"modules: configured*registered: p11glue-store: $store_module*registered: p11glue-trust: $trust_module*"
+	run "${as_user[@]}" env -u P11GLUE_CONFIG "$p11glue" setup --modules --undo
+	same "... and undo removes them" "$(snapshot "$HOME/.config/pkcs11")" ""
+else
+	skip "setup --modules as a user who is not root" "setpriv cannot change user here"
+fi
+HOME=$tmp/home
 
 # --system: a dry run names the system directory and changes nothing.
 sysdir=$(cli setup --modules --help | sed -n 's/.*(with --system \([^ ,]*\),.*/\1/p')

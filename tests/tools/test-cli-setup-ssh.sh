@@ -108,8 +108,12 @@ for first in 'PKCS11Provider /usr/lib/x86_64-linux-gnu/opensc-pkcs11.so' \
 	same "... nothing changed" "$(snapshot "$HOME")" "$before"
 done
 run cli status --ssh
-has "status shows it as the user's" "$out" "ssh: configured*pkcs11provider: /usr/lib/x86_64-linux-gnu/opensc-pkcs11.so (set by you)*"
+has "status: another module of the user's first is not configured, the line named" "$out" \
+	"ssh: not configured*pkcs11provider: /usr/lib/x86_64-linux-gnu/opensc-pkcs11.so (set by you)*conflict: $conf, line 2, sets PKCS11Provider /usr/lib/x86_64-linux-gnu/opensc-pkcs11.so for every host, not a p11glue module*"
 printf 'PKCS11Provider %s\n' "$store_module" >"$conf"
+run cli status --ssh
+has "status: the user's own line naming the store is configured" "$out" \
+	"ssh: configured*pkcs11provider: $store_module (set by you)*"
 before=$(snapshot "$HOME")
 run cli setup --ssh
 same "the user's own PKCS11Provider naming the store leaves nothing to do" "$out" "ssh: nothing to change"

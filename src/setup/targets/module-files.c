@@ -20,10 +20,16 @@
  * line of the user's in one of these files that says otherwise is a
  * conflict, one that says the same leaves nothing to do.
  */
+#define _GNU_SOURCE /* asprintf */
 #include "config.h"
 
 #include "setup.h"
 #include "conf.h"
+
+#include <p11glue/p11glue.h>
+
+#include <limits.h>
+#include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +75,33 @@ modules_dir(const pg_setup_env *env)
 	dir = home ? pg_setup_join(home, ".config/pkcs11/modules") : NULL;
 	free(home);
 	return dir;
+}
+
+/*
+ * Why programs of this user do not read the user's module files (root,
+ * and the system file does not enable user-config), or NULL when they
+ * do or this run is not about them (--system, P11GLUE_CONFIG). free().
+ */
+static char *
+user_files_ignored(const pg_setup_env *env)
+{
+	const char *config = getenv("P11GLUE_CONFIG");
+	pg_conf_paths paths;
+	pg_conf *conf;
+	char *why = NULL;
+
+	if (env->system || (config != NULL && config[0] != 0))
+		return NULL;
+	pg_conf_paths_init(&paths);
+	conf = pg_conf_load(&paths);
+	if (conf != NULL && strcmp(conf->user_config, "none") == 0 &&
+	    asprintf(&why, "programs run by this user (%s) ignore ~/.config/pkcs11: %s does not "
+	             "set user-config to merge or only", geteuid() == 0 ? "root" : "set-id",
+	             paths.system_file ? paths.system_file : "the system file") < 0)
+		why = NULL;
+	pg_conf_free(conf);
+	pg_conf_paths_clear(&paths);
+	return why;
 }
 
 /* What one file is to hold: its settings, as lines and as pairs. */
@@ -230,6 +263,7 @@ static bool
 plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 {
 	modules_plan m;
+	char *ignored = NULL;
 
 	if (!modules_read(&m, env, p))
 		goto out;
@@ -238,6 +272,12 @@ plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 			if (!pg_setup_plan_unblock(p, m.files[i].path, m.files[i].text, m.files[i].mode))
 				pg_setup_problem(p, "out of memory");
 		}
+		goto out;
+	}
+	if ((ignored = user_files_ignored(env)) != NULL) {
+		pg_setup_problem(p, "%s; files written there would do nothing: use --system "
+		                 "(every user), or set 'user-config: merge' in the system file",
+		                 ignored);
 		goto out;
 	}
 	if (env->module != NULL || env->proxy)
@@ -252,6 +292,7 @@ plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 	if (p->n > 0 && p->problems.len == 0)
 		pg_setup_note(p, "check with: p11glue list-modules");
 out:
+	free(ignored);
 	modules_clear(&m);
 	return true;
 }
@@ -285,12 +326,64 @@ file_fact(pg_setup_status *st, const char *key, const module_file *f)
 	return ok;
 }
 
+/* A module's file, and with verbose whether it initializes and its tokens. */
+static void
+module_fact(const pg_setup_env *env, pg_setup_status *st, p11glue_module *mod)
+{
+	const char *error = p11glue_module_error(mod);
+	const char *file = p11glue_module_path(mod);
+	CK_FUNCTION_LIST *f = p11glue_module_functions(mod);
+	CK_ULONG n = 0;
+	char text[PATH_MAX + 300];
+	int len;
+
+	if (file == NULL)
+		file = p11glue_module_filename(mod);
+	len = snprintf(text, sizeof(text), "%s: %s", p11glue_module_name(mod), file ? file : "?");
+	if (len < 0 || (size_t)len >= sizeof(text))
+		len = (int)sizeof(text) - 1;
+	if (error != NULL && env->verbose)
+		snprintf(text + len, sizeof(text) - (size_t)len, " (cannot be used: %s)", error);
+	else if (env->verbose && f != NULL && f->C_GetSlotList(CK_TRUE, NULL, &n) == CKR_OK)
+		snprintf(text + len, sizeof(text) - (size_t)len, " (initializes; %lu token%s)", n,
+		         n == 1 ? "" : "s");
+	pg_setup_fact(st, "registered", text);
+}
+
+/*
+ * The registry as programs of this user read it: each module they load,
+ * with verbose loaded and initialized as they would, so that a module
+ * that cannot be used says why here, once.
+ */
+static void
+registry_facts(const pg_setup_env *env, pg_setup_status *st, const char *ignored)
+{
+	p11glue_registry *reg = NULL;
+	int rv;
+
+	if (ignored != NULL)
+		pg_setup_fact(st, "user files", ignored);
+	if (env->system)
+		return;
+	rv = p11glue_registry_load(env->verbose ? 0 : P11GLUE_REGISTRY_NO_LOAD, &reg);
+	if (rv != P11GLUE_OK) {
+		pg_setup_fact(st, "registry", p11glue_strerror(rv));
+		return;
+	}
+	for (size_t i = 0; i < p11glue_registry_count(reg); i++)
+		module_fact(env, st, p11glue_registry_module(reg, i));
+	if (p11glue_registry_count(reg) == 0)
+		pg_setup_fact(st, "registered", "(no module)");
+	p11glue_registry_free(reg);
+}
+
 static void
 status(const pg_setup_env *env, pg_setup_status *st)
 {
 	static const char *const keys[N_FILES] = { "store", "trust", "p11-kit-trust" };
 	pg_setup_plan scratch;
 	modules_plan m;
+	char *ignored = NULL;
 	size_t n_ok = 0;
 
 	pg_setup_plan_init(&scratch, TARGET);
@@ -302,8 +395,12 @@ status(const pg_setup_env *env, pg_setup_status *st)
 	pg_setup_fact(st, "directory", m.dir);
 	for (size_t i = 0; i < N_FILES; i++)
 		n_ok += file_fact(st, keys[i], &m.files[i]);
-	st->state = n_ok == N_FILES ? "configured" : n_ok > 0 ? "partly configured" : "not configured";
+	ignored = user_files_ignored(env);
+	st->state = ignored != NULL ? "not configured"
+	            : n_ok == N_FILES ? "configured" : n_ok > 0 ? "partly configured" : "not configured";
+	registry_facts(env, st, ignored);
 out:
+	free(ignored);
 	modules_clear(&m);
 	pg_setup_plan_clear(&scratch);
 }

@@ -171,6 +171,24 @@ out:
 	return true;
 }
 
+/* Is path p11glue's store or proxy module (as installed or built)? */
+static bool
+is_p11glue_module(const char *path)
+{
+	char *real = realpath(path, NULL);
+	bool found = false;
+
+	for (int proxy = 0; real != NULL && !found && proxy < 2; proxy++) {
+		char *ours = pg_setup_default_module(proxy);
+		char *ours_real = ours ? realpath(ours, NULL) : NULL;
+		found = ours_real != NULL && strcmp(real, ours_real) == 0;
+		free(ours_real);
+		free(ours);
+	}
+	free(real);
+	return found;
+}
+
 static void
 status(const pg_setup_env *env, pg_setup_status *st)
 {
@@ -198,8 +216,14 @@ status(const pg_setup_env *env, pg_setup_status *st)
 		snprintf(fact, sizeof(fact), "%s (line %zu)", all.some_value, all.some_line);
 		pg_setup_fact(st, "pkcs11provider for some hosts", fact);
 	}
-	if (all.all_value != NULL && strcasecmp(all.all_value, "none") != 0)
+	if (all.all_value != NULL && !ours && !is_p11glue_module(all.all_value)) {
+		/* The user's line comes first: ssh loads that module, not ours. */
+		snprintf(fact, sizeof(fact), "%s, line %zu, sets PKCS11Provider %s for every host, "
+		         "not a p11glue module", path, all.all_line, all.all_value);
+		pg_setup_fact(st, "conflict", fact);
+	} else if (all.all_value != NULL && strcasecmp(all.all_value, "none") != 0) {
 		st->state = "configured";
+	}
 out:
 	(void)mode;
 	conf_clear(&all);
