@@ -112,7 +112,14 @@ choose_module(const pg_store_opts *opts, const p11glue_uri *uri, const char **na
 		*name = STORE_NAME;
 		return file;
 	}
-	file = pg_build_tree_file("store/" STORE_MODULE);
+	return pg_token_store_file();
+}
+
+char *
+pg_token_store_file(void)
+{
+	char *file = pg_build_tree_file("store/" STORE_MODULE);
+
 	return file ? file : strdup(P11GLUE_MODULE_DIR "/" STORE_MODULE);
 }
 

@@ -22,10 +22,34 @@
 bool pg_token_parse_uri(const char *text, p11glue_uri **uri);
 
 /*
- * Opens the registry (initialized, managed). When uri names module-path,
- * only that module file is loaded. Prints problems; returns an exit code.
+ * The modules a listing command walks: the registry and, when it does
+ * not list the key store, the key store as the store commands find it
+ * (pg_token_store_file), named p11glue-store, so that every command sees
+ * the same tokens. Not with a private registry (P11GLUE_CONFIG), which
+ * replaces every location.
  */
-int pg_token_open_registry(const p11glue_uri *uri, p11glue_registry **registry);
+typedef struct {
+	p11glue_registry *registry;
+	p11glue_registry *store;     /* NULL: registered, not found, or not asked for */
+} pg_token_modules;
+
+/*
+ * Opens the registry (initialized, managed) and the key store beside it.
+ * When uri names module-path, only that module file is loaded. Prints
+ * problems; returns an exit code.
+ */
+int pg_token_open_registry(const p11glue_uri *uri, pg_token_modules *modules);
+void pg_token_close_registry(pg_token_modules *modules);
+/* The modules in walking order (registry first); NULL past the end. */
+size_t pg_token_module_count(const pg_token_modules *modules);
+p11glue_module *pg_token_module_at(const pg_token_modules *modules, size_t index);
+/* Is the module the key store added beside the registry? */
+bool pg_token_module_unregistered(const pg_token_modules *modules, const p11glue_module *mod);
+
+/* The key store's module file when the registry does not name one: the
+ * build tree's when this program runs from one, else the installed one.
+ * free(). */
+char *pg_token_store_file(void);
 
 typedef struct {
 	p11glue_module *module;
@@ -44,8 +68,8 @@ typedef int (*pg_token_func)(const pg_token *token, void *data);
  * matches: module-name, module-path, library-*, slot-* and token
  * attributes. *count (may be NULL) gets the number of tokens visited.
  */
-int pg_token_each(p11glue_registry *registry, const p11glue_uri *uri,
-                       pg_token_func func, void *data, size_t *count);
+int pg_token_each(const pg_token_modules *modules, const p11glue_uri *uri,
+                  pg_token_func func, void *data, size_t *count);
 
 /* Prints each line of text as "p11glue: <line>" on stderr. */
 void pg_token_print_messages(const char *text);

@@ -6,8 +6,11 @@
 #include "token.h"
 #include "names.h"
 
+#define STORE_NAME "p11glue-store"
+
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *
 pg_token_ckr(CK_RV rv)
@@ -44,30 +47,89 @@ pg_token_parse_uri(const char *text, p11glue_uri **uri)
 	return false;
 }
 
+/* Does the registry list the key store (by name or by its file)? */
+static bool
+lists_store(p11glue_registry *registry, const char *file)
+{
+	char *real = realpath(file, NULL);
+	bool found = p11glue_registry_find(registry, STORE_NAME) != NULL;
+
+	for (size_t i = 0; !found && real != NULL && i < p11glue_registry_count(registry); i++) {
+		const char *path = p11glue_module_path(p11glue_registry_module(registry, i));
+		found = path != NULL && strcmp(path, real) == 0;
+	}
+	free(real);
+	return found;
+}
+
 int
-pg_token_open_registry(const p11glue_uri *uri, p11glue_registry **registry)
+pg_token_open_registry(const p11glue_uri *uri, pg_token_modules *modules)
 {
 	const unsigned char *path = uri ? p11glue_uri_get(uri, P11GLUE_URI_MODULE_PATH, NULL) : NULL;
 	const unsigned char *name = uri ? p11glue_uri_get(uri, P11GLUE_URI_MODULE_NAME, NULL) : NULL;
-	const char *messages;
+	const char *config;
+	char *store;
 	int rv;
 
+	memset(modules, 0, sizeof(*modules));
 	if (path != NULL)
 		rv = p11glue_registry_load_file((const char *)path, (const char *)name, NULL, 0,
-		                                registry);
+		                                &modules->registry);
 	else
-		rv = p11glue_registry_load(0, registry);
-	if (*registry != NULL) {
-		messages = p11glue_registry_messages(*registry);
-		pg_token_print_messages(messages);
-	}
+		rv = p11glue_registry_load(0, &modules->registry);
+	if (modules->registry != NULL)
+		pg_token_print_messages(p11glue_registry_messages(modules->registry));
 	if (rv != P11GLUE_OK) {
 		pg_message("cannot load the modules: %s", p11glue_strerror(rv));
-		p11glue_registry_free(*registry);
-		*registry = NULL;
+		pg_token_close_registry(modules);
 		return PG_EXIT_FAIL;
 	}
+	/* A private registry (P11GLUE_CONFIG) replaces every location: what it
+	 * lists is all there is. */
+	config = getenv("P11GLUE_CONFIG");
+	if (path != NULL || (config != NULL && config[0] != 0) ||
+	    (name != NULL && strcmp((const char *)name, STORE_NAME) != 0))
+		return PG_EXIT_OK;
+	store = pg_token_store_file();
+	if (store != NULL && access(store, R_OK) == 0 && !lists_store(modules->registry, store) &&
+	    p11glue_registry_load_file(store, STORE_NAME, NULL, 0, &modules->store) != P11GLUE_OK) {
+		p11glue_registry_free(modules->store);
+		modules->store = NULL;
+	}
+	free(store);
 	return PG_EXIT_OK;
+}
+
+void
+pg_token_close_registry(pg_token_modules *modules)
+{
+	p11glue_registry_free(modules->store);
+	p11glue_registry_free(modules->registry);
+	memset(modules, 0, sizeof(*modules));
+}
+
+size_t
+pg_token_module_count(const pg_token_modules *modules)
+{
+	return (modules->registry ? p11glue_registry_count(modules->registry) : 0) +
+	       (modules->store ? p11glue_registry_count(modules->store) : 0);
+}
+
+p11glue_module *
+pg_token_module_at(const pg_token_modules *modules, size_t index)
+{
+	size_t n = modules->registry ? p11glue_registry_count(modules->registry) : 0;
+
+	if (index >= pg_token_module_count(modules))
+		return NULL;
+	return index < n ? p11glue_registry_module(modules->registry, index)
+	                 : p11glue_registry_module(modules->store, index - n);
+}
+
+bool
+pg_token_module_unregistered(const pg_token_modules *modules, const p11glue_module *mod)
+{
+	return modules->store != NULL && mod == p11glue_registry_module(modules->store, 0);
 }
 
 static bool
@@ -125,14 +187,14 @@ walk_module(p11glue_module *mod, const p11glue_uri *uri, pg_token_func func,
 }
 
 int
-pg_token_each(p11glue_registry *registry, const p11glue_uri *uri,
-                   pg_token_func func, void *data, size_t *count)
+pg_token_each(const pg_token_modules *modules, const p11glue_uri *uri, pg_token_func func,
+              void *data, size_t *count)
 {
 	int status = 0;
 
 	if (count)
 		*count = 0;
-	for (size_t i = 0; status == 0 && i < p11glue_registry_count(registry); i++)
-		status = walk_module(p11glue_registry_module(registry, i), uri, func, data, count);
+	for (size_t i = 0; status == 0 && i < pg_token_module_count(modules); i++)
+		status = walk_module(pg_token_module_at(modules, i), uri, func, data, count);
 	return status;
 }

@@ -116,7 +116,7 @@ int
 pg_cmd_list_objects(int argc, char **argv)
 {
 	walk w = { .status = PG_EXIT_OK };
-	p11glue_registry *reg = NULL;
+	pg_token_modules reg;
 	p11glue_uri *uri = NULL;
 	size_t count = 0;
 	const pg_opt table[] = {
@@ -138,7 +138,7 @@ pg_cmd_list_objects(int argc, char **argv)
 		pg_json_init(&w.out, stdout);
 		if (w.json)
 			pg_json_begin_array(&w.out);
-		pg_token_each(reg, uri, list_token_objects, &w, &count);
+		pg_token_each(&reg, uri, list_token_objects, &w, &count);
 		if (w.json) {
 			pg_json_end_array(&w.out);
 			pg_json_finish(&w.out);
@@ -149,7 +149,7 @@ pg_cmd_list_objects(int argc, char **argv)
 			status = PG_EXIT_FAIL;
 		}
 	}
-	p11glue_registry_free(reg);
+	pg_token_close_registry(&reg);
 	p11glue_uri_free(uri);
 	return status;
 }

@@ -216,7 +216,7 @@ module_token(const pg_token *t, void *data)
 }
 
 static void
-print_module(p11glue_registry *reg, p11glue_module *mod, pg_json *json)
+print_module(const pg_token_modules *modules, p11glue_module *mod, pg_json *json)
 {
 	CK_FUNCTION_LIST *f = p11glue_module_functions(mod);
 	const char *error = p11glue_module_error(mod);
@@ -264,7 +264,7 @@ print_module(p11glue_registry *reg, p11glue_module *mod, pg_json *json)
 		printf("    library-manufacturer: %.*s\n", PADDED(info.manufacturerID));
 		printf("    library-version: %s\n", version);
 	}
-	pg_token_each(reg, NULL, module_token, &walk, NULL);
+	pg_token_each(modules, NULL, module_token, &walk, NULL);
 	if (json) {
 		pg_json_end_array(json);
 		pg_json_end_object(json);
@@ -278,25 +278,27 @@ pg_cmd_list_modules(int argc, char **argv)
 	              "Lists the PKCS#11 modules registered for this program, their\n"
 	              "library information and tokens. A module that cannot be used shows\n"
 	              "why (error: ...).", false, false, false };
-	p11glue_registry *reg = NULL;
+	pg_token_modules modules;
 	pg_json json;
 	int status = listing_parse(&l, argc, argv);
 
 	if (status >= 0)
 		return status;
-	status = pg_token_open_registry(NULL, &reg);
+	status = pg_token_open_registry(NULL, &modules);
 	if (status != PG_EXIT_OK)
 		return status;
 	pg_json_init(&json, stdout);
 	if (l.json)
 		pg_json_begin_array(&json);
-	for (size_t i = 0; i < p11glue_registry_count(reg); i++)
-		print_module(reg, p11glue_registry_module(reg, i), l.json ? &json : NULL);
+	/* The registered modules only, as p11-kit lists them. */
+	for (size_t i = 0; i < p11glue_registry_count(modules.registry); i++)
+		print_module(&modules, p11glue_registry_module(modules.registry, i),
+		             l.json ? &json : NULL);
 	if (l.json) {
 		pg_json_end_array(&json);
 		pg_json_finish(&json);
 	}
-	p11glue_registry_free(reg);
+	pg_token_close_registry(&modules);
 	return PG_EXIT_OK;
 }
 
@@ -325,7 +327,7 @@ pg_cmd_list_tokens(int argc, char **argv)
 	listing l = { "list-tokens [--json] [URI]",
 	              "Lists the tokens of the registered modules, or those the URI\n"
 	              "selects, with the URI that names each.", false, false, true };
-	p11glue_registry *reg = NULL;
+	pg_token_modules reg;
 	pg_json json;
 	int status = listing_parse(&l, argc, argv);
 
@@ -336,13 +338,13 @@ pg_cmd_list_tokens(int argc, char **argv)
 		pg_json_init(&json, stdout);
 		if (l.json)
 			pg_json_begin_array(&json);
-		pg_token_each(reg, l.uri, list_token, l.json ? &json : NULL, NULL);
+		pg_token_each(&reg, l.uri, list_token, l.json ? &json : NULL, NULL);
 		if (l.json) {
 			pg_json_end_array(&json);
 			pg_json_finish(&json);
 		}
 	}
-	p11glue_registry_free(reg);
+	pg_token_close_registry(&reg);
 	p11glue_uri_free(l.uri);
 	return status;
 }
@@ -445,7 +447,7 @@ pg_cmd_list_mechanisms(int argc, char **argv)
 	listing l = { "list-mechanisms [--json] URI",
 	              "Lists the mechanisms of the tokens the URI selects, with key sizes\n"
 	              "and what each can do.", false, true, true };
-	p11glue_registry *reg = NULL;
+	pg_token_modules reg;
 	pg_json json;
 	size_t count = 0;
 	int status = listing_parse(&l, argc, argv);
@@ -457,7 +459,7 @@ pg_cmd_list_mechanisms(int argc, char **argv)
 		pg_json_init(&json, stdout);
 		if (l.json)
 			pg_json_begin_array(&json);
-		status = pg_token_each(reg, l.uri, list_token_mechanisms,
+		status = pg_token_each(&reg, l.uri, list_token_mechanisms,
 		                            l.json ? &json : NULL, &count);
 		if (l.json) {
 			pg_json_end_array(&json);
@@ -468,7 +470,7 @@ pg_cmd_list_mechanisms(int argc, char **argv)
 			status = PG_EXIT_FAIL;
 		}
 	}
-	p11glue_registry_free(reg);
+	pg_token_close_registry(&reg);
 	p11glue_uri_free(l.uri);
 	return status;
 }

@@ -304,4 +304,26 @@ failed_run "a missing --module fails"
 run p init-token --store "$tmp/with space" --label x --so-pin-source "$tmp/so-pin"
 status "--store with white space is a usage error" 2
 
+# Every command finds the key store the same way: without a registry
+# that names it, the listing commands see the store the store commands
+# use (here the build tree's), not only the registered modules.
+mkdir -p "$tmp/home"
+same_way=(env -u P11GLUE_CONFIG HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config"
+	P11GLUE_STORE_DIR="$tmp/same-way" "${client_env[@]}" timeout 120 "$p11glue")
+run "${same_way[@]}" init-token --label sameway --so-pin-source "$tmp/so-pin"
+ran "init-token on the unregistered key store"
+printf '%s' 1234 >"$tmp/sw-pin"; chmod 600 "$tmp/sw-pin"
+run "${same_way[@]}" init-pin --so-pin-source "$tmp/so-pin" --new-pin-source "$tmp/sw-pin" 'pkcs11:token=sameway'
+ran "... init-pin"
+run "${same_way[@]}" generate-keypair --type ec:secp256r1 --label k "pkcs11:token=sameway?pin-source=$tmp/sw-pin"
+ran "... generate-keypair"
+run "${same_way[@]}" list-tokens 'pkcs11:token=sameway'
+ran "list-tokens finds that token"
+has "... by its label" "$out" "*sameway*"
+run "${same_way[@]}" list-objects 'pkcs11:token=sameway;object=k'
+ran "list-objects finds its objects"
+has "... the public key" "$out" "*object=k;type=public*"
+run "${same_way[@]}" list-modules
+lacks "list-modules still lists registered modules only, as p11-kit does" "$out" "*p11glue key store*"
+
 finish
