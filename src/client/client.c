@@ -405,6 +405,24 @@ rc_C_GetFunctionList(CK_FUNCTION_LIST_PTR_PTR ppFunctionList)
  * Slots and sessions
  */
 
+/* Says on stderr why the client has no slots, once for each reason. */
+static void
+say_why(void)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static char said[320];
+	char why[320];
+
+	if (!pg_conn_why(why, sizeof(why)))
+		return;
+	pthread_mutex_lock(&lock);
+	if (strcmp(why, said) != 0) {
+		snprintf(said, sizeof(said), "%s", why);
+		pg_message("p11glue-client.so has no slots: %s", why);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
 static CK_RV
 rc_C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR pulCount)
 {
@@ -424,9 +442,10 @@ rc_C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR p
 	else if (rv == CKR_BUFFER_TOO_SMALL)
 		*pulCount = pg_rpc_get_ulong(&call.in);
 	else if (rv == CKR_DEVICE_REMOVED) {
-		/* No server, no slots. */
+		/* No server, no slots; and the user is told why, once a reason. */
 		*pulCount = 0;
 		rv = CKR_OK;
+		say_why();
 	}
 	return rc_end(&call, rv);
 }

@@ -12,6 +12,8 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -46,7 +48,19 @@ static struct {
 	uint32_t next_id;
 	pg_rpc_stream stream;
 	pending *waiting;
+	char why[320];                 /* why the last connection attempt failed */
 } conn = { PTHREAD_MUTEX_INITIALIZER, NULL, -1 };
+
+/* Records why connecting failed (conn.lock held). */
+static void PG_PRINTF(1, 2)
+why_locked(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(conn.why, sizeof(conn.why), fmt, ap);
+	va_end(ap);
+}
 
 /* ---------------------------------------------------------------------------
  * Connecting
@@ -58,14 +72,18 @@ connect_unix(const char *path)
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	int fd;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		why_locked("the socket path %s is too long", path);
 		return -1;
+	}
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		close(fd);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		why_locked("no server at %s: %s%s", path, strerror(errno),
+		           errno == ENOENT || errno == ECONNREFUSED
+		           ? " (is 'p11glue server' running, and P11GLUE_SERVER_ADDRESS its address?)" : "");
+		if (fd >= 0)
+			close(fd);
 		return -1;
 	}
 	return fd;
@@ -89,6 +107,7 @@ connect_command(const char *command, pid_t *child)
 	posix_spawn_file_actions_destroy(&actions);
 	close(sv[1]);
 	if (rc != 0) {
+		why_locked("cannot run /bin/sh for '%s': %s", command, strerror(rc));
 		close(sv[0]);
 		*child = 0;
 		return -1;
@@ -131,14 +150,24 @@ handshake(int fd)
 	uint32_t version;
 	bool ok;
 
-	if (!pg_rpc_send_hello(&conn.stream, PG_RPC_VERSION))
+	int got = 0;
+
+	if (!pg_rpc_send_hello(&conn.stream, PG_RPC_VERSION) || poll(&p, 1, HELLO_TIMEOUT_MS) != 1) {
+		why_locked("%s did not answer", conn.address);
 		return false;
-	if (poll(&p, 1, HELLO_TIMEOUT_MS) != 1)
-		return false;
-	ok = pg_rpc_stream_read(&conn.stream, &f) == 1 && pg_rpc_parse_hello(&f, &version) &&
-	     version <= PG_RPC_VERSION;
+	}
+	got = pg_rpc_stream_read(&conn.stream, &f);
+	ok = got == 1 && pg_rpc_parse_hello(&f, &version) && version <= PG_RPC_VERSION;
 	pg_rpc_frame_clear(&f);
 	conn.version = ok ? version : 0;
+	if (got != 1 && conn.address[0] == '|')
+		why_locked("the command '%s' ended before a server answered (does it run "
+		           "'p11glue remote'?)", conn.address + 1);
+	else if (got != 1)
+		why_locked("the server at %s refused the connection (a server serves its own user "
+		           "only, and others it names with --allow-uid)", conn.address);
+	else if (!ok)
+		why_locked("%s does not speak this version of the p11glue protocol", conn.address);
 	return ok;
 }
 
@@ -167,6 +196,7 @@ connect_locked(void)
 		return false;
 	}
 	conn.alive = true;
+	conn.why[0] = 0;
 	conn.generation++;
 	if (conn.generation == 0)
 		conn.generation = 1;
@@ -231,6 +261,18 @@ pg_conn_after_fork(void)
 	conn.waiting = NULL;
 	conn.stream.buf = NULL;    /* shared with the parent's memory image: leave it */
 	pg_rpc_stream_init(&conn.stream, -1, -1);
+}
+
+bool
+pg_conn_why(char *buf, size_t size)
+{
+	bool any;
+
+	pthread_mutex_lock(&conn.lock);
+	any = conn.why[0] != 0;
+	snprintf(buf, size, "%s", conn.why);
+	pthread_mutex_unlock(&conn.lock);
+	return any;
 }
 
 unsigned

@@ -44,6 +44,10 @@ enum {
 int pg_conn_call(pg_rpc_out *request, uint32_t code, unsigned expected, pg_rpc_frame *reply,
                  unsigned *generation) PG_MUST_CHECK;
 
+/* Why the last attempt to connect failed, into buf; false when it did
+ * not fail (or none was made). */
+bool pg_conn_why(char *buf, size_t size);
+
 /* The generation of the current connection (0 when none), connecting
  * first when try_connect is set. */
 unsigned pg_conn_generation(bool try_connect);

@@ -205,6 +205,12 @@ pid=$(printf '%s\n' "$out" | sed -n 's/^setenv P11GLUE_SERVER_PID \([0-9]*\);$/\
 [ -n "$pid" ] && kill "$pid"
 run "$tool" server --provider "$tmp/no-such-module.so"
 failed_run "a module that does not exist is refused at start"
+run client_run env P11GLUE_SERVER_ADDRESS="unix:path=$tmp/no-server.sock" pkcs11-tool --module "$client" -L
+has "with no server, the client says why it has no slots" "$err" \
+	"p11glue: p11glue-client.so has no slots: no server at $tmp/no-server.sock: No such file or directory*"
+has "... once" "$(grep -c 'has no slots' <<<"$err")" 1
+run client_run env P11GLUE_SERVER_ADDRESS='|exit 0' pkcs11-tool --module "$client" -L
+has "... a command that is no server: why" "$err" "*the command 'exit 0' ended before a server answered*"
 run timeout 20 "$tool" server --foreground --socket "$tmp/none.sock" \
 	"pkcs11:token=no-such-token?module-path=$softhsm"
 has "a URI that selects no token is refused at start (exit status 1)" "$rc" 1
@@ -227,6 +233,8 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	run nobody pkcs11-tool --module "$client" -L
 	lacks "a peer of another uid sees no slots" "$out" "*SoftHSM*"
 	has "... refused by its uid (SO_PEERCRED)" "$(cat "$tmp/server.err")" "*refused a connection from uid 65534*"
+	has "... and the client says why it has no slots" "$err" \
+		"*p11glue-client.so has no slots: the server at unix:path=$sock refused the connection*"
 	stop_server
 	start_server --provider "$softhsm" --allow-uid 65534
 	chmod 666 "$sock"
@@ -237,6 +245,7 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 else
 	skip "a peer of another uid is refused" "needs root and setpriv"
 	skip "... refused by its uid (SO_PEERCRED)" "needs root and setpriv"
+	skip "... and the client says why it has no slots" "needs root and setpriv"
 	skip "... and is served with --allow-uid" "needs root and setpriv"
 fi
 
