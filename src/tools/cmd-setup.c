@@ -81,7 +81,7 @@ setup_usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: p11glue setup [TARGET...] [--user | --system] [--dry-run] [--undo]\n"
-	        "                     [--module PATH | --proxy]\n"
+	        "                     [--module PATH | --proxy] [--json]\n"
 	        "\n"
 	        "Sets up other programs to use p11glue's modules by adding lines to\n"
 	        "their configuration files; without a TARGET, every target (one whose\n"
@@ -110,6 +110,9 @@ setup_usage(FILE *out)
 	        "  --module PATH  name this module file rather than the target's default\n"
 	        "  --proxy        name the proxy module (p11glue-proxy.so, every registered\n"
 	        "                 module's tokens) rather than the key store's\n"
+	        "  --json         print one JSON object, a member per target: its result\n"
+	        "                 (changed, would change, nothing to change, failed), the\n"
+	        "                 files with their lines added and removed, problems, notes\n"
 	        "  -h, --help     show this help\n"
 	        "\n"
 	        "'p11glue status' shows what is set up.\n"
@@ -128,7 +131,7 @@ setup_usage(FILE *out)
 
 typedef struct {
 	pg_setup_env env;
-	bool dry_run, undo;
+	bool dry_run, undo, json;
 } setup_args;
 
 static int
@@ -142,6 +145,9 @@ setup_take(int opt, const char *arg, void *data)
 		return -1;
 	case OPT_UNDO:
 		a->undo = true;
+		return -1;
+	case OPT_JSON:
+		a->json = true;
 		return -1;
 	case OPT_MODULE:
 		a->env.module = arg;
@@ -208,29 +214,83 @@ print_plan(const pg_setup_plan *plan, bool dry_run)
 	}
 }
 
+/* A buffer's lines as a JSON array. */
+static void
+json_lines(pg_json *json, const char *key, const pg_buf *buf)
+{
+	const char *p = buf->data ? (const char *)buf->data : "";
+	size_t n;
+
+	pg_json_key(json, key);
+	pg_json_begin_array(json);
+	for (; *p; p += n + (p[n] == '\n')) {
+		n = strcspn(p, "\n");
+		pg_json_bytes(json, p, n);
+	}
+	pg_json_end_array(json);
+}
+
+/* A target's plan and its outcome as a member of the --json object. */
+static void
+json_plan(pg_json *json, const pg_setup_plan *plan, const char *result, bool dry_run)
+{
+	static const char *const actions[2][3] = {
+		{ "created", "changed", "removed" },
+		{ "would create", "would change", "would remove" },
+	};
+
+	pg_json_key(json, plan->target);
+	pg_json_begin_object(json);
+	pg_json_key(json, "result");
+	pg_json_string(json, result);
+	pg_json_key(json, "files");
+	pg_json_begin_array(json);
+	for (size_t i = 0; strcmp(result, "failed") != 0 && i < plan->n; i++) {
+		const pg_setup_edit *e = &plan->edits[i];
+		pg_json_begin_object(json);
+		pg_json_key(json, "path");
+		pg_json_text(json, e->path);
+		pg_json_key(json, "action");
+		pg_json_string(json, actions[dry_run][!e->existed ? 0 : e->new_text ? 1 : 2]);
+		json_lines(json, "added", &e->added);
+		json_lines(json, "removed", &e->removed);
+		pg_json_end_object(json);
+	}
+	pg_json_end_array(json);
+	json_lines(json, "problems", &plan->problems);
+	json_lines(json, "notes", &plan->notes);
+	pg_json_end_object(json);
+}
+
 static int
-setup_one(const pg_setup_target *t, const setup_args *a)
+setup_one(const pg_setup_target *t, const setup_args *a, pg_json *json)
 {
 	pg_setup_plan plan;
+	const char *result;
+	bool dry;
 	int status = PG_EXIT_OK;
 
 	pg_setup_plan_init(&plan, t->name);
 	if (!t->plan(&a->env, a->undo, &plan)) {
-		pg_message("%s: out of memory", t->name);
-		status = PG_EXIT_FAIL;
-	} else if (plan.problems.len > 0) {
+		pg_setup_problem(&plan, "out of memory");
+	}
+	dry = a->dry_run || plan.n == 0;
+	if (plan.problems.len > 0) {
 		print_messages(t->name, &plan.problems);
 		pg_message("%s: nothing was changed", t->name);
 		status = PG_EXIT_FAIL;
-	} else if (a->dry_run || plan.n == 0) {
-		print_plan(&plan, true);
-		print_messages(t->name, &plan.notes);
-	} else if (!t->apply(&a->env, &plan)) {
+		result = "failed";
+	} else if (!dry && !t->apply(&a->env, &plan)) {
 		status = PG_EXIT_FAIL;
+		result = "failed";
 	} else {
-		print_plan(&plan, false);
+		result = plan.n == 0 ? "nothing to change" : a->dry_run ? "would change" : "changed";
+		if (json == NULL)
+			print_plan(&plan, dry);
 		print_messages(t->name, &plan.notes);
 	}
+	if (json != NULL)
+		json_plan(json, &plan, result, dry);
 	pg_setup_plan_clear(&plan);
 	return status;
 }
@@ -245,12 +305,14 @@ pg_cmd_setup(int argc, char **argv)
 		{ "proxy", no_argument, NULL, OPT_PROXY },
 		{ "user", no_argument, NULL, OPT_USER },
 		{ "system", no_argument, NULL, OPT_SYSTEM },
+		{ "json", no_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, OPT_HELP },
 	};
 	bool selected[N_TARGETS] = { false };
 	setup_args a = { 0 };
 	size_t n_selected = 0;
 	const char *why;
+	pg_json json;
 	int status = parse(argc, argv, fixed, PG_N_ELEMENTS(fixed), selected, setup_take, &a);
 
 	if (status != -1)
@@ -268,6 +330,9 @@ pg_cmd_setup(int argc, char **argv)
 			                           pg_setup_targets[i]->name);
 	}
 	status = PG_EXIT_OK;
+	pg_json_init(&json, stdout);
+	if (a.json)
+		pg_json_begin_object(&json);
 	for (size_t i = 0; i < N_TARGETS; i++) {
 		if (n_selected > 0 && !selected[i])
 			continue;
@@ -280,8 +345,12 @@ pg_cmd_setup(int argc, char **argv)
 			pg_message("%s: left out: %s", pg_setup_targets[i]->name, why);
 			continue;
 		}
-		if (setup_one(pg_setup_targets[i], &a) != PG_EXIT_OK)
+		if (setup_one(pg_setup_targets[i], &a, a.json ? &json : NULL) != PG_EXIT_OK)
 			status = PG_EXIT_FAIL;
+	}
+	if (a.json) {
+		pg_json_end_object(&json);
+		pg_json_finish(&json);
 	}
 	return status;
 }

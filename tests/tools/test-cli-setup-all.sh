@@ -112,4 +112,30 @@ same "... and changes nothing in /etc" "$(snapshot "${etc[@]}")" "$before"
 run env -u P11GLUE_CONFIG "$p11glue" status --system
 has "status --system: the targets that have one" "$out" "modules: *ssh: *file: /etc/ssh/ssh_config.d/p11glue.conf*openssl: *file: /etc/ssl/p11glue-pkcs11.cnf*"
 lacks "... only" "$out" "*gnupg:*"
+
+# --json: what a script needs to know, per target.
+before=$(snapshot "$HOME" "$P11GLUE_CONFIG")
+run cli setup --ssh --modules --json --dry-run
+status "setup --json --dry-run" 0
+verdict=$(printf '%s' "$out" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(sorted(d), d["ssh"]["result"], d["ssh"]["files"][0]["action"],
+      "PKCS11Provider" in " ".join(d["ssh"]["files"][0]["added"]), d["modules"]["problems"])' 2>&1)
+same "... one JSON object: each target, its result, files and lines" "$verdict" \
+	"['modules', 'ssh'] would change would create True []"
+same "... and changes nothing" "$(snapshot "$HOME" "$P11GLUE_CONFIG")" "$before"
+run cli setup --ssh --json
+verdict=$(printf '%s' "$out" | python3 -c '
+import json, sys, os
+d = json.load(sys.stdin)
+f = d["ssh"]["files"][0]
+print(d["ssh"]["result"], f["action"], os.path.exists(f["path"]))' 2>&1)
+same "setup --ssh --json: changed, the file there" "$verdict" "changed created True"
+run cli setup --ssh --json
+verdict=$(printf '%s' "$out" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["ssh"]["result"], d["ssh"]["files"])' 2>&1)
+same "... again: nothing to change" "$verdict" "nothing to change []"
+run cli setup --ssh --undo --json
+verdict=$(printf '%s' "$out" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["ssh"]["result"], d["ssh"]["files"][0]["action"])' 2>&1)
+same "... --undo --json" "$verdict" "changed removed"
 finish
