@@ -20,7 +20,7 @@
 #include "config.h"
 
 #include "consumers.h"
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <openssl/evp.h>
 #include <openssl/pkcs12.h>

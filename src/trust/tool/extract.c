@@ -7,7 +7,7 @@
 #include "config.h"
 
 #include "trust-tool.h"
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>

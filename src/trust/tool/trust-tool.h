@@ -7,7 +7,7 @@
 #ifndef PG_TOOL_TRUST_H
 #define PG_TOOL_TRUST_H
 
-#include "trust-store.h"
+#include "trust-format.h"
 #include "common.h"
 
 #include <p11glue/p11glue.h>

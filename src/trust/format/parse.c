@@ -7,7 +7,7 @@
  *
  * PEM text is dropped once decoded: entries view the decoded DER blocks.
  */
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
  * the digests PKCS#11 and NSS identify it by, computed when first asked
  * for (an enumeration asks for them all; `trust list` needs none).
  */
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <stdlib.h>
 #include <string.h>

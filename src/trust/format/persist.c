@@ -8,7 +8,7 @@
  * move between the two.
  */
 #include "nicks.h"
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -25,7 +25,7 @@ typedef struct {
 #define U PG_FORM_ULONG
 #define C PG_FORM_CONST
 
-/* Ascending by type (tests/trust/test-nicks.c checks the order). */
+/* Ascending by type (tests/trust/test-attrs.c checks the order). */
 static const attr_nick attrs[] = {
 	{ CKA_CLASS, "class", C | U, T_CLASS },
 	{ CKA_TOKEN, "token", B, 0 },
