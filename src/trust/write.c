@@ -24,32 +24,13 @@ typedef struct {
 static const CK_ATTRIBUTE *
 get(const tmpl *t, CK_ATTRIBUTE_TYPE type)
 {
-	for (CK_ULONG i = 0; i < t->n; i++)
-		if (t->t[i].type == type)
-			return &t->t[i];
-	return NULL;
-}
-
-static bool
-get_bool(const tmpl *t, CK_ATTRIBUTE_TYPE type, bool *out)
-{
-	const CK_ATTRIBUTE *a = get(t, type);
-
-	if (a == NULL || a->ulValueLen != 1)
-		return false;
-	*out = *(const CK_BBOOL *)a->pValue != CK_FALSE;
-	return true;
+	return pg_template_find(t->t, t->n, type);
 }
 
 static bool
 get_ulong(const tmpl *t, CK_ATTRIBUTE_TYPE type, CK_ULONG *out)
 {
-	const CK_ATTRIBUTE *a = get(t, type);
-
-	if (a == NULL || a->ulValueLen != sizeof(CK_ULONG))
-		return false;
-	memcpy(out, a->pValue, sizeof(CK_ULONG));
-	return true;
+	return pg_template_ulong(t->t, t->n, type, out);
 }
 
 static bool
@@ -163,7 +144,7 @@ certificate(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
 	static const unsigned char oid_cn[] = { 0x55, 0x04, 0x03 };
 	const CK_ATTRIBUTE *value = get(t, CKA_VALUE), *label = get(t, CKA_LABEL);
 	CK_ULONG type;
-	bool trusted = false, distrusted = false;
+	bool trusted, distrusted;
 	pg_cert cert;
 	pg_span cn;
 	CK_RV rv = check_values(t, cert_types, PG_N_ELEMENTS(cert_types));
@@ -173,8 +154,8 @@ certificate(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
 	if (get(t, CKA_CERTIFICATE_TYPE) &&
 	    (!get_ulong(t, CKA_CERTIFICATE_TYPE, &type) || type != CKC_X_509))
 		return CKR_TEMPLATE_INCONSISTENT;
-	get_bool(t, CKA_TRUSTED, &trusted);
-	get_bool(t, CKA_X_DISTRUSTED, &distrusted);
+	trusted = pg_template_bool(t->t, t->n, CKA_TRUSTED) == 1;
+	distrusted = pg_template_bool(t->t, t->n, CKA_X_DISTRUSTED) == 1;
 	if (value == NULL || value->ulValueLen == 0) {
 		CK_OBJECT_CLASS klass = CKO_CERTIFICATE;
 		CK_ULONG x509 = CKC_X_509;
@@ -372,6 +353,19 @@ assertion(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
 	return as_given(t, buf, "trust-assertion", name, name_size);
 }
 
+/* How each class is checked and written: into buf, its file name into name. */
+typedef CK_RV writer_fn(const tmpl *t, pg_buf *buf, char *name, size_t name_size);
+
+static const struct {
+	CK_OBJECT_CLASS klass;
+	writer_fn *write;
+} writers[] = {
+	{ CKO_CERTIFICATE, certificate },
+	{ CKO_X_CERTIFICATE_EXTENSION, extension },
+	{ CKO_NSS_TRUST, nss_trust },
+	{ CKO_X_TRUST_ASSERTION, assertion },
+};
+
 /* The object read from the file at path (the first, as each holds one). */
 static bool
 object_of(pg_tstore *s, const char *path, size_t *index)
@@ -393,7 +387,7 @@ pg_tstore_create(pg_tstore *s, const CK_ATTRIBUTE *attrs, CK_ULONG n, size_t *in
 {
 	tmpl t = { attrs, n };
 	CK_ULONG klass;
-	bool token;
+	writer_fn *writer = NULL;
 	pg_buf buf;
 	char name[80], path[4200];
 	CK_RV rv;
@@ -405,25 +399,15 @@ pg_tstore_create(pg_tstore *s, const CK_ATTRIBUTE *attrs, CK_ULONG n, size_t *in
 	if (!get_ulong(&t, CKA_CLASS, &klass))
 		return CKR_ATTRIBUTE_VALUE_INVALID;
 	/* Everything here is a token object: there are no session objects. */
-	if (get_bool(&t, CKA_TOKEN, &token) && !token)
+	if (pg_template_bool(attrs, n, CKA_TOKEN) == 0)
+		return CKR_TEMPLATE_INCONSISTENT;
+	for (size_t i = 0; i < PG_N_ELEMENTS(writers) && writer == NULL; i++)
+		if (writers[i].klass == klass)
+			writer = writers[i].write;
+	if (writer == NULL)
 		return CKR_TEMPLATE_INCONSISTENT;
 	pg_buf_init(&buf);
-	switch (klass) {
-	case CKO_CERTIFICATE:
-		rv = certificate(&t, &buf, name, sizeof(name));
-		break;
-	case CKO_X_CERTIFICATE_EXTENSION:
-		rv = extension(&t, &buf, name, sizeof(name));
-		break;
-	case CKO_NSS_TRUST:
-		rv = nss_trust(&t, &buf, name, sizeof(name));
-		break;
-	case CKO_X_TRUST_ASSERTION:
-		rv = assertion(&t, &buf, name, sizeof(name));
-		break;
-	default:
-		rv = CKR_TEMPLATE_INCONSISTENT;
-	}
+	rv = writer(&t, &buf, name, sizeof(name));
 	if (rv == CKR_OK)
 		rv = write_new(s, name, &buf, path, sizeof(path));
 	pg_buf_clear(&buf);

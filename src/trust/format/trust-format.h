@@ -189,4 +189,18 @@ void pg_persist_write_cert(pg_buf *buf, const unsigned char *der, size_t len,
                            const char *label, size_t label_len,
                            bool trusted, bool distrusted);
 
+/* ---------------------------------------------------------------------------
+ * Templates (template.c): attribute arrays as PKCS#11 passes them. The
+ * first attribute of a type counts; a NULL value counts as absent.
+ */
+
+/* The attribute `type` of attrs[n], or NULL. */
+const CK_ATTRIBUTE *pg_template_find(const CK_ATTRIBUTE *attrs, CK_ULONG n,
+                                     CK_ATTRIBUTE_TYPE type);
+/* Its CK_ULONG value into *out; false when absent or of another size. */
+bool pg_template_ulong(const CK_ATTRIBUTE *attrs, CK_ULONG n, CK_ATTRIBUTE_TYPE type,
+                       CK_ULONG *out);
+/* Its CK_BBOOL value: 1 true, 0 false, -1 absent or of another size. */
+int pg_template_bool(const CK_ATTRIBUTE *attrs, CK_ULONG n, CK_ATTRIBUTE_TYPE type);
+
 #endif /* PG_TRUST_FORMAT_H */
