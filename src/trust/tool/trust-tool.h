@@ -110,4 +110,8 @@ int pg_trust_anchor(bool store, char **names, int n);
 /* Is the file valid persistence format (at least one object)? */
 bool pg_trust_check_persist(const char *path);
 
+/* The whole file at path, NUL-terminated (free()) and its length in
+ * *len; NULL when it cannot be opened or memory runs out. */
+char *pg_trust_read_file(const char *path, size_t *len);
+
 #endif /* PG_TOOL_TRUST_H */
