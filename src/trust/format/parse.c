@@ -35,9 +35,7 @@ add_crl(pg_source *src, const unsigned char *der, size_t len)
 	if (grown == NULL)
 		return false;
 	src->crls = grown;
-	src->crls[src->n_crls].p = der;
-	src->crls[src->n_crls].len = len;
-	src->n_crls++;
+	src->crls[src->n_crls++] = (pg_span){ der, len };
 	return true;
 }
 
