@@ -569,6 +569,13 @@ pg_persist_write(pg_buf *buf, const CK_ATTRIBUTE *attrs, CK_ULONG n)
 }
 
 void
+pg_persist_write_file(pg_buf *buf, const CK_ATTRIBUTE *attrs, CK_ULONG n)
+{
+	pg_buf_add_str(buf, "# Written by p11glue's trust module. Changes may be overwritten.\n");
+	pg_persist_write(buf, attrs, n);
+}
+
+void
 pg_persist_write_cert(pg_buf *buf, const unsigned char *der, size_t len,
                       const char *label, size_t label_len, bool trusted, bool distrusted)
 {
@@ -584,6 +591,5 @@ pg_persist_write_cert(pg_buf *buf, const unsigned char *der, size_t len,
 		{ CKA_VALUE, (void *)der, len },
 	};
 
-	pg_buf_add_str(buf, "# Written by p11glue's trust module. Changes may be overwritten.\n");
-	pg_persist_write(buf, attrs, PG_N_ELEMENTS(attrs));
+	pg_persist_write_file(buf, attrs, PG_N_ELEMENTS(attrs));
 }

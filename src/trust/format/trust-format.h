@@ -184,6 +184,9 @@ bool pg_persist_parse(pg_source *src, const unsigned char *data, size_t len);
  * (CKA_TOKEN, CKA_X_ORIGIN, CKA_X_GENERATED) are left out.
  */
 void pg_persist_write(pg_buf *buf, const CK_ATTRIBUTE *attrs, CK_ULONG n);
+/* The same as a file of its own, as the trust module writes one: a
+ * comment line saying so, then the object. */
+void pg_persist_write_file(pg_buf *buf, const CK_ATTRIBUTE *attrs, CK_ULONG n);
 /* A certificate with trust flags and label, as the writers store it. */
 void pg_persist_write_cert(pg_buf *buf, const unsigned char *der, size_t len,
                            const char *label, size_t label_len,
