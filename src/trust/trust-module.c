@@ -8,7 +8,7 @@
  *
  * Every entry point takes one lock (lock.h); stores are read on the first
  * search of a token and re-read when their files change. Object
- * functions are in object.c.
+ * functions are in trust-object.c.
  */
 #include "config.h"
 
