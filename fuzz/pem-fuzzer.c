@@ -6,7 +6,7 @@
  */
 #include "config.h"
 
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <openssl/x509.h>
 

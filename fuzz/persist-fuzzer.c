@@ -7,7 +7,7 @@
  */
 #include "config.h"
 
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <stdint.h>
 #include <stdlib.h>

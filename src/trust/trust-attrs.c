@@ -88,6 +88,7 @@ static const char roots_label[] = "Trust Anchor Roots";
 #define FALSE_ VAL(&ck_false, 1)
 #define ULONG(p) VAL((p), sizeof(CK_ULONG))
 #define EMPTY VAL("", 0)
+#define SPAN(s) VAL((s).p, (s).len)
 
 /* An attribute given by the object's file. */
 static pg_value
@@ -149,16 +150,16 @@ cert_value(pg_entry *e, unsigned code, CK_ATTRIBUTE_TYPE type)
 	case PG_A_CLASS:
 		ULONG(&cls_cert);
 	case PG_A_VALUE:
-		VAL(c->der.p, c->der.len);
+		SPAN(c->der);
 	case PG_A_CERT_TYPE:
 	case PG_A_JAVA_MIDP:
 		ULONG(&zero);
 	case PG_A_ISSUER:
-		VAL(c->issuer.p, c->issuer.len);
+		SPAN(c->issuer);
 	case PG_A_SERIAL:
-		VAL(c->serial.p, c->serial.len);
+		SPAN(c->serial);
 	case PG_A_SUBJECT:
-		VAL(c->subject.p, c->subject.len);
+		SPAN(c->subject);
 	case PG_A_TRUSTED:
 		VAL(e->trusted ? &ck_true : &ck_false, 1);
 	case PG_A_DISTRUSTED:
@@ -183,7 +184,7 @@ cert_value(pg_entry *e, unsigned code, CK_ATTRIBUTE_TYPE type)
 			NONE;
 		VAL(e->end, 8);
 	case PG_A_SPKI:
-		VAL(c->spki.p, c->spki.len);
+		SPAN(c->spki);
 	case PG_A_GENERATED:
 		FALSE_;
 	case PG_A_ORIGIN:
@@ -217,9 +218,9 @@ nss_value(pg_entry *e, bool revoked, unsigned code)
 	case PG_A_CLASS:
 		ULONG(&cls_nss);
 	case PG_A_ISSUER:
-		VAL(e->issuer.p, e->issuer.len);
+		SPAN(e->issuer);
 	case PG_A_SERIAL:
-		VAL(e->serial.p, e->serial.len);
+		SPAN(e->serial);
 	case PG_A_STEP_UP:
 		FALSE_;
 	case PG_A_GENERATED:
@@ -243,7 +244,7 @@ nss_value(pg_entry *e, bool revoked, unsigned code)
 		NONE;
 	switch (code) {
 	case PG_A_SUBJECT:
-		VAL(e->cert.subject.p, e->cert.subject.len);
+		SPAN(e->cert.subject);
 	case PG_A_SHA1:
 		VAL(pg_entry_sha1(e), PG_SHA1_LEN);
 	case PG_A_MD5:
@@ -289,15 +290,15 @@ assert_value(const pg_object *o, unsigned code)
 	case PG_A_CERT_VALUE:
 		if (!anchored)
 			NONE;
-		VAL(e->cert.der.p, e->cert.der.len);
+		SPAN(e->cert.der);
 	case PG_A_ISSUER:
 		if (anchored)
 			NONE;
-		VAL(e->issuer.p, e->issuer.len);
+		SPAN(e->issuer);
 	case PG_A_SERIAL:
 		if (anchored)
 			NONE;
-		VAL(e->serial.p, e->serial.len);
+		SPAN(e->serial);
 	default:
 		NONE;
 	}
@@ -331,9 +332,9 @@ rev_cert_value(const pg_entry *e, unsigned code)
 {
 	switch (code) {
 	case PG_A_ISSUER:
-		VAL(e->issuer.p, e->issuer.len);
+		SPAN(e->issuer);
 	case PG_A_SERIAL:
-		VAL(e->serial.p, e->serial.len);
+		SPAN(e->serial);
 	case PG_A_DISTRUSTED:
 		TRUE_;
 	case PG_A_GENERATED:
@@ -421,7 +422,7 @@ pg_object_value_code(pg_object *o, unsigned code, CK_ATTRIBUTE_TYPE type)
 	case PG_A_LABEL:
 		if (e == NULL)
 			VAL(roots_label, sizeof(roots_label) - 1);
-		VAL(e->label.p, e->label.len);
+		SPAN(e->label);
 	default:
 		break;
 	}
@@ -447,7 +448,7 @@ pg_object_value_code(pg_object *o, unsigned code, CK_ATTRIBUTE_TYPE type)
 		case PG_A_VALUE:
 			VAL(e->ext_value.p, e->ext_value.len);
 		case PG_A_SUBJECT:
-			VAL(e->issuer.p, e->issuer.len);
+			SPAN(e->issuer);
 		case PG_A_ORIGIN:
 			VAL(e->origin, strlen(e->origin));
 		default:

@@ -8,7 +8,7 @@
  *
  * Every entry point takes one lock (lock.h); stores are read on the first
  * search of a token and re-read when their files change. Object
- * functions are in object.c.
+ * functions are in trust-object.c.
  */
 #include "config.h"
 
@@ -22,6 +22,14 @@
 #include <string.h>
 
 #define EXPORT __attribute__((visibility("default")))
+
+/*
+ * GnuTLS honours distrusted certificates (CKA_X_DISTRUSTED, hence
+ * blocklists and CRL revocations) only from a module whose
+ * manufacturerID starts with "PKCS#11 Kit", the identifier trust
+ * modules use; we report it so our distrust reaches GnuTLS users.
+ */
+#define MANUFACTURER "PKCS#11 Kit (p11glue)"
 
 /* ---------------------------------------------------------------------------
  * Paths
@@ -173,13 +181,7 @@ tm_C_GetInfo(CK_INFO_PTR pInfo)
 		return CKR_ARGUMENTS_BAD;
 	memset(pInfo, 0, sizeof(*pInfo));
 	pInfo->cryptokiVersion = (CK_VERSION){ 2, 40 };
-	/*
-	 * GnuTLS honours distrusted certificates (CKA_X_DISTRUSTED, hence
-	 * blocklists and CRL revocations) only from a module whose
-	 * manufacturerID starts with "PKCS#11 Kit", the identifier trust
-	 * modules use; we report it so our distrust reaches GnuTLS users.
-	 */
-	pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
+	pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), MANUFACTURER);
 	pg_pad(pInfo->libraryDescription, sizeof(pInfo->libraryDescription), "p11glue Trust Module");
 	pInfo->libraryVersion = (CK_VERSION){ 0, 1 };
 	return CKR_OK;
@@ -214,22 +216,23 @@ tm_C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR p
 		for (size_t i = 0; i < pg_tm.n_stores; i++)
 			pSlotList[i] = PG_TM_SLOT_BASE + i;
 	*pulCount = pg_tm.n_stores;
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return pg_tm_end(rv);
 }
 
-/* Starts a call on slotID: CKR_OK with the lock held and *s its store
- * (until pg_tm_end), else not initialized or no such slot, unlocked. */
+/* Starts a call on slotID that writes to out: CKR_OK with the lock held
+ * and *s its store (until pg_tm_end); else not initialized, no such
+ * slot or out NULL, in that order, unlocked. */
 static CK_RV
-begin_slot(CK_SLOT_ID slotID, pg_tstore **s)
+begin_slot(CK_SLOT_ID slotID, const void *out, pg_tstore **s)
 {
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if ((*s = slot_store(slotID)) == NULL) {
-		pg_lock_release(&pg_tm.lock);
-		return CKR_SLOT_ID_INVALID;
-	}
+	CK_RV rv = pg_tm_enter();
+
+	if (rv != CKR_OK)
+		return rv;
+	if ((*s = slot_store(slotID)) == NULL)
+		return pg_tm_end(CKR_SLOT_ID_INVALID);
+	if (out == NULL)
+		return pg_tm_end(CKR_ARGUMENTS_BAD);
 	return CKR_OK;
 }
 
@@ -237,47 +240,39 @@ static CK_RV
 tm_C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
 {
 	pg_tstore *s;
-	CK_RV rv = begin_slot(slotID, &s);
+	CK_RV rv = begin_slot(slotID, pInfo, &s);
 
 	if (rv != CKR_OK)
 		return rv;
-	if (pInfo == NULL)
-		rv = CKR_ARGUMENTS_BAD;
-	else {
-		memset(pInfo, 0, sizeof(*pInfo));
-		pg_pad(pInfo->slotDescription, sizeof(pInfo->slotDescription), pg_tstore_path(s));
-		pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
-		pInfo->flags = CKF_TOKEN_PRESENT;
-		pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
-	}
-	return pg_tm_end(rv);
+	memset(pInfo, 0, sizeof(*pInfo));
+	pg_pad(pInfo->slotDescription, sizeof(pInfo->slotDescription), pg_tstore_path(s));
+	pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), MANUFACTURER);
+	pInfo->flags = CKF_TOKEN_PRESENT;
+	pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
+	return pg_tm_end(CKR_OK);
 }
 
 static CK_RV
 tm_C_GetTokenInfo(CK_SLOT_ID slotID, CK_TOKEN_INFO_PTR pInfo)
 {
 	pg_tstore *s;
-	CK_RV rv = begin_slot(slotID, &s);
+	CK_RV rv = begin_slot(slotID, pInfo, &s);
 
 	if (rv != CKR_OK)
 		return rv;
-	if (pInfo == NULL)
-		rv = CKR_ARGUMENTS_BAD;
-	else {
-		memset(pInfo, 0, sizeof(*pInfo));
-		pg_pad(pInfo->label, sizeof(pInfo->label), pg_tstore_label(s));
-		pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "PKCS#11 Kit (p11glue)");
-		pg_pad(pInfo->model, sizeof(pInfo->model), "p11glue trust");
-		pg_pad(pInfo->serialNumber, sizeof(pInfo->serialNumber), "1");
-		pInfo->flags = CKF_TOKEN_INITIALIZED | (pg_tstore_writable(s) ? 0 : CKF_WRITE_PROTECTED);
-		pInfo->ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
-		pInfo->ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;
-		pInfo->ulMaxPinLen = pInfo->ulMinPinLen = 0;
-		pInfo->ulTotalPublicMemory = pInfo->ulFreePublicMemory = CK_UNAVAILABLE_INFORMATION;
-		pInfo->ulTotalPrivateMemory = pInfo->ulFreePrivateMemory = CK_UNAVAILABLE_INFORMATION;
-		pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
-	}
-	return pg_tm_end(rv);
+	memset(pInfo, 0, sizeof(*pInfo));
+	pg_pad(pInfo->label, sizeof(pInfo->label), pg_tstore_label(s));
+	pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), MANUFACTURER);
+	pg_pad(pInfo->model, sizeof(pInfo->model), "p11glue trust");
+	pg_pad(pInfo->serialNumber, sizeof(pInfo->serialNumber), "1");
+	pInfo->flags = CKF_TOKEN_INITIALIZED | (pg_tstore_writable(s) ? 0 : CKF_WRITE_PROTECTED);
+	pInfo->ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
+	pInfo->ulMaxRwSessionCount = CK_EFFECTIVELY_INFINITE;
+	pInfo->ulMaxPinLen = pInfo->ulMinPinLen = 0;
+	pInfo->ulTotalPublicMemory = pInfo->ulFreePublicMemory = CK_UNAVAILABLE_INFORMATION;
+	pInfo->ulTotalPrivateMemory = pInfo->ulFreePrivateMemory = CK_UNAVAILABLE_INFORMATION;
+	pInfo->hardwareVersion = pInfo->firmwareVersion = (CK_VERSION){ 0, 1 };
+	return pg_tm_end(CKR_OK);
 }
 
 static CK_RV
@@ -285,15 +280,12 @@ tm_C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList,
                       CK_ULONG_PTR pulCount)
 {
 	pg_tstore *s;
-	CK_RV rv = begin_slot(slotID, &s);
+	CK_RV rv = begin_slot(slotID, pulCount, &s);
 
 	if (rv != CKR_OK)
 		return rv;
-	if (pulCount == NULL)
-		rv = CKR_ARGUMENTS_BAD;
-	else
-		*pulCount = 0;
-	return pg_tm_end(rv);
+	*pulCount = 0;
+	return pg_tm_end(CKR_OK);
 }
 
 /* ---------------------------------------------------------------------------
@@ -329,13 +321,11 @@ tm_C_OpenSession(CK_SLOT_ID slotID, CK_FLAGS flags, CK_VOID_PTR pApplication,
 {
 	pg_tstore *store;
 	long i;
-	CK_RV rv = begin_slot(slotID, &store);
+	CK_RV rv = begin_slot(slotID, phSession, &store);
 
 	if (rv != CKR_OK)
 		return rv;
-	if (phSession == NULL)
-		rv = CKR_ARGUMENTS_BAD;
-	else if (!(flags & CKF_SERIAL_SESSION))
+	if (!(flags & CKF_SERIAL_SESSION))
 		rv = CKR_SESSION_PARALLEL_NOT_SUPPORTED;
 	else if ((i = free_session_slot()) < 0)
 		rv = CKR_SESSION_COUNT;
@@ -361,31 +351,27 @@ static CK_RV
 tm_C_CloseSession(CK_SESSION_HANDLE hSession)
 {
 	pg_tm_session *s;
-	CK_RV rv = CKR_OK;
+	CK_RV rv = pg_tm_begin(hSession, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if ((s = pg_tm_session_get(hSession)) == NULL)
-		rv = CKR_SESSION_HANDLE_INVALID;
-	else
-		close_session(s);
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	if (s == NULL)
+		return rv;
+	close_session(s);
+	return pg_tm_end(CKR_OK);
 }
 
 static CK_RV
 tm_C_CloseAllSessions(CK_SLOT_ID slotID)
 {
-	pg_tstore *s;
-	CK_RV rv = begin_slot(slotID, &s);
+	CK_RV rv = pg_tm_enter();
 
 	if (rv != CKR_OK)
 		return rv;
+	if (slot_store(slotID) == NULL)
+		return pg_tm_end(CKR_SLOT_ID_INVALID);
 	for (size_t i = 0; i < pg_tm.n_sessions; i++)
 		if (pg_tm.sessions[i].handle != 0 && pg_tm.sessions[i].slot == slotID)
 			close_session(&pg_tm.sessions[i]);
-	return pg_tm_end(rv);
+	return pg_tm_end(CKR_OK);
 }
 
 static CK_RV
@@ -407,32 +393,24 @@ tm_C_GetSessionInfo(CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo)
 	return pg_tm_end(rv);
 }
 
+/* No PIN protects anything here: there is nothing to log in to, or out of. */
 static CK_RV
 tm_C_Login(CK_SESSION_HANDLE hSession, CK_USER_TYPE userType, CK_UTF8CHAR_PTR pPin,
            CK_ULONG ulPinLen)
 {
-	CK_RV rv;
+	pg_tm_session *s;
+	CK_RV rv = pg_tm_begin(hSession, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	/* No PIN protects anything here: there is nothing to log in to. */
-	rv = pg_tm_session_get(hSession) ? CKR_USER_TYPE_INVALID : CKR_SESSION_HANDLE_INVALID;
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return s == NULL ? rv : pg_tm_end(CKR_USER_TYPE_INVALID);
 }
 
 static CK_RV
 tm_C_Logout(CK_SESSION_HANDLE hSession)
 {
-	CK_RV rv;
+	pg_tm_session *s;
+	CK_RV rv = pg_tm_begin(hSession, &s);
 
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	rv = pg_tm_session_get(hSession) ? CKR_USER_NOT_LOGGED_IN : CKR_SESSION_HANDLE_INVALID;
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return s == NULL ? rv : pg_tm_end(CKR_USER_NOT_LOGGED_IN);
 }
 
 /* ---------------------------------------------------------------------------

@@ -79,6 +79,25 @@ pg_tm_session_get(CK_SESSION_HANDLE h)
 	return s->handle == h ? s : NULL;
 }
 
+/* Ends a call pg_tm_enter or pg_tm_begin started; returns rv. */
+static inline CK_RV
+pg_tm_end(CK_RV rv)
+{
+	pg_lock_release(&pg_tm.lock);
+	return rv;
+}
+
+/* Starts a call: CKR_OK with the lock held (until pg_tm_end), else
+ * CKR_CRYPTOKI_NOT_INITIALIZED without it. */
+static inline CK_RV
+pg_tm_enter(void)
+{
+	if (!pg_tm_ready())
+		return CKR_CRYPTOKI_NOT_INITIALIZED;
+	pg_lock_acquire(&pg_tm.lock);
+	return CKR_OK;
+}
+
 /*
  * Starts a call on session h: *s NULL and CKR_CRYPTOKI_NOT_INITIALIZED
  * or CKR_SESSION_HANDLE_INVALID, the call is over; else CKR_OK with the
@@ -87,22 +106,11 @@ pg_tm_session_get(CK_SESSION_HANDLE h)
 static inline CK_RV
 pg_tm_begin(CK_SESSION_HANDLE h, pg_tm_session **s)
 {
-	*s = NULL;
-	if (!pg_tm_ready())
-		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	pg_lock_acquire(&pg_tm.lock);
-	if ((*s = pg_tm_session_get(h)) == NULL) {
-		pg_lock_release(&pg_tm.lock);
-		return CKR_SESSION_HANDLE_INVALID;
-	}
-	return CKR_OK;
-}
+	CK_RV rv = pg_tm_enter();
 
-/* Ends a call pg_tm_begin started; returns rv. */
-static inline CK_RV
-pg_tm_end(CK_RV rv)
-{
-	pg_lock_release(&pg_tm.lock);
+	*s = NULL;
+	if (rv == CKR_OK && (*s = pg_tm_session_get(h)) == NULL)
+		rv = pg_tm_end(CKR_SESSION_HANDLE_INVALID);
 	return rv;
 }
 

@@ -80,31 +80,48 @@ get_many(pg_object *o, CK_ATTRIBUTE *t, CK_ULONG n)
 	return rv;
 }
 
+/*
+ * Starts a call on object hObject of session hSession: CKR_OK with the
+ * lock held (until pg_tm_end), *s the session and *index the object's
+ * index; else not initialized, no such session or no such object,
+ * unlocked. Without C_Initialize there are no sessions: telling the
+ * first two apart only when the session is not found keeps one test
+ * off the attribute-read path.
+ */
+static inline CK_RV
+begin_object(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject, pg_tm_session **s,
+             size_t *index)
+{
+	CK_RV rv;
+
+	pg_lock_acquire(&pg_tm.lock);
+	if ((*s = pg_tm_session_get(hSession)) == NULL)
+		rv = pg_tm_ready() ? CKR_SESSION_HANDLE_INVALID : CKR_CRYPTOKI_NOT_INITIALIZED;
+	else if ((*index = handle_index(*s, hObject)) == SIZE_MAX)
+		rv = CKR_OBJECT_HANDLE_INVALID;
+	else
+		return CKR_OK;
+	return pg_tm_end(rv);
+}
+
 CK_RV
 pg_tm_C_GetAttributeValue(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject,
                           CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount)
 {
 	pg_tm_session *s;
 	size_t index;
-	CK_RV rv;
+	CK_RV rv = begin_object(hSession, hObject, &s, &index);
 
-	pg_lock_acquire(&pg_tm.lock);
-	/* Without C_Initialize there are no sessions: telling the two
-	 * errors apart only when the session is not found keeps one test
-	 * off this path. */
-	if ((s = pg_tm_session_get(hSession)) == NULL)
-		rv = pg_tm_ready() ? CKR_SESSION_HANDLE_INVALID : CKR_CRYPTOKI_NOT_INITIALIZED;
-	else if ((index = handle_index(s, hObject)) == SIZE_MAX)
-		rv = CKR_OBJECT_HANDLE_INVALID;
-	else if (pTemplate == NULL && ulCount > 0)
+	if (rv != CKR_OK)
+		return rv;
+	if (pTemplate == NULL && ulCount > 0)
 		rv = CKR_ARGUMENTS_BAD;
 	else if (ulCount == 1)
 		/* The common case (NSS reads one attribute a call). */
 		rv = get_one(&pg_tm.stores[s->token]->objects[index], pTemplate);
 	else
 		rv = get_many(&pg_tm.stores[s->token]->objects[index], pTemplate, ulCount);
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	return pg_tm_end(rv);
 }
 
 CK_RV
@@ -202,41 +219,28 @@ pg_tm_C_DestroyObject(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject)
 {
 	pg_tm_session *s;
 	size_t index;
-	CK_RV rv;
+	CK_RV rv = begin_object(hSession, hObject, &s, &index);
 
-	pg_lock_acquire(&pg_tm.lock);
-	/* Without C_Initialize there are no sessions: telling the two
-	 * errors apart only when the session is not found keeps one test
-	 * off this path. */
-	if ((s = pg_tm_session_get(hSession)) == NULL)
-		rv = pg_tm_ready() ? CKR_SESSION_HANDLE_INVALID : CKR_CRYPTOKI_NOT_INITIALIZED;
-	else if ((index = handle_index(s, hObject)) == SIZE_MAX)
-		rv = CKR_OBJECT_HANDLE_INVALID;
-	else if (!(s->flags & CKF_RW_SESSION))
+	if (rv != CKR_OK)
+		return rv;
+	if (!(s->flags & CKF_RW_SESSION))
 		rv = CKR_SESSION_READ_ONLY;
-	else {
-		size_t token = s->token;
-		rv = pg_tstore_destroy(pg_tm.stores[token], index);
-		if (rv == CKR_OK)
-			pg_tm_set_generation(token, pg_tm.generation[token] + 1);
-	}
-	pg_lock_release(&pg_tm.lock);
-	return rv;
+	else if ((rv = pg_tstore_destroy(pg_tm.stores[s->token], index)) == CKR_OK)
+		pg_tm_set_generation(s->token, pg_tm.generation[s->token] + 1);
+	return pg_tm_end(rv);
 }
 
 CK_RV
 pg_tm_C_GetObjectSize(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject, CK_ULONG_PTR pulSize)
 {
 	pg_tm_session *s;
-	CK_RV rv = pg_tm_begin(hSession, &s);
+	size_t index;
+	CK_RV rv = begin_object(hSession, hObject, &s, &index);
 
-	if (s == NULL)
+	if (rv != CKR_OK)
 		return rv;
-	if (handle_index(s, hObject) == SIZE_MAX)
-		rv = CKR_OBJECT_HANDLE_INVALID;
-	else if (pulSize == NULL)
-		rv = CKR_ARGUMENTS_BAD;
-	else
-		*pulSize = CK_UNAVAILABLE_INFORMATION;
-	return pg_tm_end(rv);
+	if (pulSize == NULL)
+		return pg_tm_end(CKR_ARGUMENTS_BAD);
+	*pulSize = CK_UNAVAILABLE_INFORMATION;
+	return pg_tm_end(CKR_OK);
 }

@@ -528,6 +528,26 @@ push_revoked_objects(pg_tstore *s, pg_entry *e)
 	return ok;
 }
 
+/* The objects of an entry, read from a file or made from a CRL. */
+static bool
+push_entry_objects(pg_tstore *s, pg_entry *e)
+{
+	switch (e->kind) {
+	case PG_ENTRY_CERT:
+		return push_cert_objects(s, e);
+	case PG_ENTRY_EXT:
+		return push(s, PG_OBJ_EXT, e, 0, 0);
+	case PG_ENTRY_REVOKED:
+		return push_revoked_objects(s, e);
+	case PG_ENTRY_CRL:
+		return push(s, PG_OBJ_CRL, e, 0, 0);
+	case PG_ENTRY_STORED:
+		return push(s, PG_OBJ_STORED, e, 0, 0);
+	default:
+		return true;
+	}
+}
+
 static bool
 build(pg_tstore *s)
 {
@@ -539,28 +559,10 @@ build(pg_tstore *s)
 	mark_stored_nss(s);
 	ok = true;
 	for (size_t i = 0; i < s->n_sources && ok; i++)
-		for (size_t j = 0; j < s->sources[i].n_entries && ok; j++) {
-			pg_entry *e = &s->sources[i].entries[j];
-			switch (e->kind) {
-			case PG_ENTRY_CERT:
-				ok = push_cert_objects(s, e);
-				break;
-			case PG_ENTRY_EXT:
-				ok = push(s, PG_OBJ_EXT, e, 0, 0);
-				break;
-			case PG_ENTRY_REVOKED:
-				ok = push_revoked_objects(s, e);
-				break;
-			case PG_ENTRY_STORED:
-				ok = push(s, PG_OBJ_STORED, e, 0, 0);
-				break;
-			default:
-				break;
-			}
-		}
+		for (size_t j = 0; j < s->sources[i].n_entries && ok; j++)
+			ok = push_entry_objects(s, &s->sources[i].entries[j]);
 	for (size_t i = 0; i < s->n_revoked && ok; i++)
-		ok = s->revoked[i].kind == PG_ENTRY_CRL ? push(s, PG_OBJ_CRL, &s->revoked[i], 0, 0)
-		                                        : push_revoked_objects(s, &s->revoked[i]);
+		ok = push_entry_objects(s, &s->revoked[i]);
 	return ok && push(s, PG_OBJ_ROOT_LIST, NULL, 0, 0);
 }
 

@@ -21,35 +21,22 @@ typedef struct {
 	CK_ULONG n;
 } tmpl;
 
+/* What a writer makes: a file's text, and its name without ".p11-kit". */
+typedef struct {
+	pg_buf text;
+	char name[80];
+} new_file;
+
 static const CK_ATTRIBUTE *
 get(const tmpl *t, CK_ATTRIBUTE_TYPE type)
 {
-	for (CK_ULONG i = 0; i < t->n; i++)
-		if (t->t[i].type == type)
-			return &t->t[i];
-	return NULL;
-}
-
-static bool
-get_bool(const tmpl *t, CK_ATTRIBUTE_TYPE type, bool *out)
-{
-	const CK_ATTRIBUTE *a = get(t, type);
-
-	if (a == NULL || a->ulValueLen != 1)
-		return false;
-	*out = *(const CK_BBOOL *)a->pValue != CK_FALSE;
-	return true;
+	return pg_template_find(t->t, t->n, type);
 }
 
 static bool
 get_ulong(const tmpl *t, CK_ATTRIBUTE_TYPE type, CK_ULONG *out)
 {
-	const CK_ATTRIBUTE *a = get(t, type);
-
-	if (a == NULL || a->ulValueLen != sizeof(CK_ULONG))
-		return false;
-	memcpy(out, a->pValue, sizeof(CK_ULONG));
-	return true;
+	return pg_template_ulong(t->t, t->n, type, out);
 }
 
 static bool
@@ -117,21 +104,35 @@ file_name(char *out, size_t size, const unsigned char *label, size_t len, const 
 	out[o] = 0;
 }
 
-/* Writes text into a new file NAME.p11-kit (NAME.N.p11-kit if taken). */
+/* One object as a file's text, named after the template's label, else
+ * fallback. */
+static void
+write_object(const tmpl *t, const CK_ATTRIBUTE *attrs, CK_ULONG n, const char *fallback,
+             new_file *out)
+{
+	const CK_ATTRIBUTE *label = get(t, CKA_LABEL);
+
+	file_name(out->name, sizeof(out->name), label ? label->pValue : NULL,
+	          label ? label->ulValueLen : 0, fallback);
+	pg_persist_write_file(&out->text, attrs, n);
+}
+
+/* Writes a new file NAME.p11-kit (NAME.N.p11-kit if taken); its path
+ * into path[size]. */
 static CK_RV
-write_new(pg_tstore *s, const char *name, pg_buf *buf, char *path, size_t size)
+write_new(pg_tstore *s, new_file *file, char *path, size_t size)
 {
 	size_t len;
-	char *text = pg_buf_steal(buf, &len);
+	char *text = pg_buf_steal(&file->text, &len);
 	int fd = -1;
 
 	if (text == NULL)
 		return CKR_HOST_MEMORY;
 	for (int i = 0; i < 1000 && fd < 0; i++) {
 		if (i == 0)
-			snprintf(path, size, "%s/%s.p11-kit", pg_tstore_path(s), name);
+			snprintf(path, size, "%s/%s.p11-kit", pg_tstore_path(s), file->name);
 		else
-			snprintf(path, size, "%s/%s.%d.p11-kit", pg_tstore_path(s), name, i);
+			snprintf(path, size, "%s/%s.%d.p11-kit", pg_tstore_path(s), file->name, i);
 		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 		if (fd < 0 && errno != EEXIST)
 			break;
@@ -158,12 +159,12 @@ static const CK_ATTRIBUTE_TYPE cert_types[] = {
 /* A certificate: with a value, stored with its trust flags and label;
  * without one, a distrusted issuer and serial or a distrusted key. */
 static CK_RV
-certificate(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
+certificate(const tmpl *t, new_file *out)
 {
 	static const unsigned char oid_cn[] = { 0x55, 0x04, 0x03 };
 	const CK_ATTRIBUTE *value = get(t, CKA_VALUE), *label = get(t, CKA_LABEL);
 	CK_ULONG type;
-	bool trusted = false, distrusted = false;
+	bool trusted, distrusted;
 	pg_cert cert;
 	pg_span cn;
 	CK_RV rv = check_values(t, cert_types, PG_N_ELEMENTS(cert_types));
@@ -173,8 +174,8 @@ certificate(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
 	if (get(t, CKA_CERTIFICATE_TYPE) &&
 	    (!get_ulong(t, CKA_CERTIFICATE_TYPE, &type) || type != CKC_X_509))
 		return CKR_TEMPLATE_INCONSISTENT;
-	get_bool(t, CKA_TRUSTED, &trusted);
-	get_bool(t, CKA_X_DISTRUSTED, &distrusted);
+	trusted = pg_template_bool(t->t, t->n, CKA_TRUSTED) == 1;
+	distrusted = pg_template_bool(t->t, t->n, CKA_X_DISTRUSTED) == 1;
 	if (value == NULL || value->ulValueLen == 0) {
 		CK_OBJECT_CLASS klass = CKO_CERTIFICATE;
 		CK_ULONG x509 = CKC_X_509;
@@ -201,10 +202,7 @@ certificate(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
 		} else {
 			attrs[n++] = *get(t, CKA_PUBLIC_KEY_INFO);
 		}
-		file_name(name, name_size, label ? label->pValue : NULL, label ? label->ulValueLen : 0,
-		          "distrusted");
-		pg_buf_add_str(buf, "# Written by p11glue's trust module. Changes may be overwritten.\n");
-		pg_persist_write(buf, attrs, n);
+		write_object(t, attrs, n, "distrusted", out);
 		return CKR_OK;
 	}
 	if (!pg_cert_parse(value->pValue, value->ulValueLen, &cert))
@@ -216,15 +214,15 @@ certificate(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
 		cn.p = (const unsigned char *)"certificate";
 		cn.len = 11;
 	}
-	file_name(name, name_size, cn.p, cn.len, "certificate");
-	pg_persist_write_cert(buf, cert.der.p, cert.der.len, (const char *)cn.p, cn.len, trusted,
-	                      distrusted);
+	file_name(out->name, sizeof(out->name), cn.p, cn.len, "certificate");
+	pg_persist_write_cert(&out->text, cert.der.p, cert.der.len, (const char *)cn.p, cn.len,
+	                      trusted, distrusted);
 	return CKR_OK;
 }
 
 /* A stapled extension: an Extension DER and the key it is about. */
 static CK_RV
-extension(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
+extension(const tmpl *t, new_file *out)
 {
 	static const CK_ATTRIBUTE_TYPE ok[] = {
 		CKA_TOKEN, CKA_PRIVATE, CKA_MODIFIABLE, CKA_LABEL, CKA_VALUE, CKA_PUBLIC_KEY_INFO,
@@ -263,10 +261,7 @@ extension(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
 	if (get(t, CKA_X_CRITICAL))
 		attrs[n++] = *get(t, CKA_X_CRITICAL);
 	attrs[n++] = *spki;
-	file_name(name, name_size, label ? label->pValue : NULL, label ? label->ulValueLen : 0,
-	          "extension");
-	pg_buf_add_str(buf, "# Written by p11glue's trust module. Changes may be overwritten.\n");
-	pg_persist_write(buf, attrs, n);
+	write_object(t, attrs, n, "extension", out);
 	return CKR_OK;
 }
 
@@ -280,9 +275,8 @@ nss_trust_value(CK_ULONG v)
 
 /* Both kinds of trust object are stored as given (less CKA_TOKEN). */
 static CK_RV
-as_given(const tmpl *t, pg_buf *buf, const char *fallback, char *name, size_t name_size)
+as_given(const tmpl *t, const char *fallback, new_file *out)
 {
-	const CK_ATTRIBUTE *label = get(t, CKA_LABEL);
 	CK_ATTRIBUTE *attrs = malloc((t->n + 1) * sizeof(*attrs));
 	CK_ULONG n = 0;
 
@@ -293,10 +287,7 @@ as_given(const tmpl *t, pg_buf *buf, const char *fallback, char *name, size_t na
 	for (CK_ULONG i = 0; i < t->n; i++)
 		if (t->t[i].type != CKA_CLASS && t->t[i].type != CKA_TOKEN)
 			attrs[n++] = t->t[i];
-	file_name(name, name_size, label ? label->pValue : NULL, label ? label->ulValueLen : 0,
-	          fallback);
-	pg_buf_add_str(buf, "# Written by p11glue's trust module. Changes may be overwritten.\n");
-	pg_persist_write(buf, attrs, n);
+	write_object(t, attrs, n, fallback, out);
 	free(attrs);
 	return CKR_OK;
 }
@@ -304,7 +295,7 @@ as_given(const tmpl *t, pg_buf *buf, const char *fallback, char *name, size_t na
 /* An NSS trust object: for a certificate named by issuer and serial (or
  * SHA-1), CK_TRUST values for usages and purposes. */
 static CK_RV
-nss_trust(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
+nss_trust(const tmpl *t, new_file *out)
 {
 	static const CK_ATTRIBUTE_TYPE ok[] = {
 		CKA_TOKEN, CKA_PRIVATE, CKA_MODIFIABLE, CKA_LABEL, CKA_ID, CKA_SUBJECT, CKA_ISSUER,
@@ -332,13 +323,13 @@ nss_trust(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
 		if (get(t, a) && (!get_ulong(t, a, &v) || !nss_trust_value(v)))
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 	}
-	return as_given(t, buf, "nss-trust", name, name_size);
+	return as_given(t, "nss-trust", out);
 }
 
 /* A trust assertion: anchored or pinned (a certificate value) or
  * distrusted (issuer and serial), for one purpose. */
 static CK_RV
-assertion(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
+assertion(const tmpl *t, new_file *out)
 {
 	static const CK_ATTRIBUTE_TYPE ok[] = {
 		CKA_TOKEN, CKA_PRIVATE, CKA_MODIFIABLE, CKA_LABEL, CKA_ID, CKA_X_PURPOSE,
@@ -369,8 +360,21 @@ assertion(const tmpl *t, pg_buf *buf, char *name, size_t name_size)
 		if (!pg_cert_parse(v->pValue, v->ulValueLen, &cert))
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 	}
-	return as_given(t, buf, "trust-assertion", name, name_size);
+	return as_given(t, "trust-assertion", out);
 }
+
+/* How each class is checked and written. */
+typedef CK_RV writer_fn(const tmpl *t, new_file *out);
+
+static const struct {
+	CK_OBJECT_CLASS klass;
+	writer_fn *write;
+} writers[] = {
+	{ CKO_CERTIFICATE, certificate },
+	{ CKO_X_CERTIFICATE_EXTENSION, extension },
+	{ CKO_NSS_TRUST, nss_trust },
+	{ CKO_X_TRUST_ASSERTION, assertion },
+};
 
 /* The object read from the file at path (the first, as each holds one). */
 static bool
@@ -393,9 +397,9 @@ pg_tstore_create(pg_tstore *s, const CK_ATTRIBUTE *attrs, CK_ULONG n, size_t *in
 {
 	tmpl t = { attrs, n };
 	CK_ULONG klass;
-	bool token;
-	pg_buf buf;
-	char name[80], path[4200];
+	writer_fn *writer = NULL;
+	new_file file;
+	char path[4200];
 	CK_RV rv;
 
 	if (!pg_tstore_writable(s))
@@ -405,28 +409,18 @@ pg_tstore_create(pg_tstore *s, const CK_ATTRIBUTE *attrs, CK_ULONG n, size_t *in
 	if (!get_ulong(&t, CKA_CLASS, &klass))
 		return CKR_ATTRIBUTE_VALUE_INVALID;
 	/* Everything here is a token object: there are no session objects. */
-	if (get_bool(&t, CKA_TOKEN, &token) && !token)
+	if (pg_template_bool(attrs, n, CKA_TOKEN) == 0)
 		return CKR_TEMPLATE_INCONSISTENT;
-	pg_buf_init(&buf);
-	switch (klass) {
-	case CKO_CERTIFICATE:
-		rv = certificate(&t, &buf, name, sizeof(name));
-		break;
-	case CKO_X_CERTIFICATE_EXTENSION:
-		rv = extension(&t, &buf, name, sizeof(name));
-		break;
-	case CKO_NSS_TRUST:
-		rv = nss_trust(&t, &buf, name, sizeof(name));
-		break;
-	case CKO_X_TRUST_ASSERTION:
-		rv = assertion(&t, &buf, name, sizeof(name));
-		break;
-	default:
-		rv = CKR_TEMPLATE_INCONSISTENT;
-	}
+	for (size_t i = 0; i < PG_N_ELEMENTS(writers) && writer == NULL; i++)
+		if (writers[i].klass == klass)
+			writer = writers[i].write;
+	if (writer == NULL)
+		return CKR_TEMPLATE_INCONSISTENT;
+	pg_buf_init(&file.text);
+	rv = writer(&t, &file);
 	if (rv == CKR_OK)
-		rv = write_new(s, name, &buf, path, sizeof(path));
-	pg_buf_clear(&buf);
+		rv = write_new(s, &file, path, sizeof(path));
+	pg_buf_clear(&file.text);
 	if (rv != CKR_OK)
 		return rv;
 	pg_tstore_refresh(s);

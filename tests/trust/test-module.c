@@ -1,8 +1,9 @@
 /*
  * p11glue-trust.so through its PKCS#11 functions: the error codes of the
  * attribute-read path (before C_Initialize, bad and stale handles,
- * buffers), handles refused after a reload, and threads reading and
- * searching at once (run under ThreadSanitizer by CI).
+ * buffers), handles refused after a reload, templates with NULL values
+ * refused by C_CreateObject, and threads reading and searching at once
+ * (run under ThreadSanitizer by CI).
  *
  * Environment: P11GLUE_TEST_TRUST_MODULE (the module), P11GLUE_TEST_DATA
  * (tests/data, for the unit certificates).
@@ -229,6 +230,29 @@ test_stale_handles(void)
 	pg_assert_ulong_eq(f->C_Finalize(NULL), CKR_OK);
 }
 
+/* C_CreateObject on a writable token with a NULL value whose length is
+ * given: refused as an invalid value, never read. */
+static void
+test_create_null_value(void)
+{
+	CK_OBJECT_CLASS klass = CKO_CERTIFICATE;
+	CK_ATTRIBUTE no_class[] = { { CKA_CLASS, NULL, sizeof(klass) } };
+	CK_ATTRIBUTE no_token[] = { { CKA_CLASS, &klass, sizeof(klass) }, { CKA_TOKEN, NULL, 1 } };
+	CK_SESSION_HANDLE s;
+	CK_OBJECT_HANDLE h;
+	CK_SLOT_ID slot;
+	CK_ULONG n = 1;
+
+	load();
+	init(make_dir());
+	pg_assert_ulong_eq(f->C_GetSlotList(CK_TRUE, &slot, &n), CKR_OK);
+	pg_assert_ulong_eq(f->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &s),
+	                   CKR_OK);
+	pg_assert_ulong_eq(f->C_CreateObject(s, no_class, 1, &h), CKR_ATTRIBUTE_VALUE_INVALID);
+	pg_assert_ulong_eq(f->C_CreateObject(s, no_token, 2, &h), CKR_ATTRIBUTE_VALUE_INVALID);
+	pg_assert_ulong_eq(f->C_Finalize(NULL), CKR_OK);
+}
+
 /*
  * Threads enumerating and reading at once while another keeps changing
  * a file of the token, so that the objects are rebuilt under them: a
@@ -326,6 +350,7 @@ main(int argc, char **argv)
 	pg_test("module/template", test_template);
 	pg_test("module/handles", test_handles);
 	pg_test("module/stale-handles", test_stale_handles);
+	pg_test("module/create-null-value", test_create_null_value);
 	pg_test("module/threads", test_threads);
 	return pg_test_run(argc, argv);
 }

@@ -20,7 +20,7 @@
 #include "config.h"
 
 #include "consumers.h"
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <openssl/evp.h>
 #include <openssl/pkcs12.h>
@@ -57,13 +57,20 @@ pg_consumer_free(pg_consumer *c)
 	free(c);
 }
 
+/* A consumer with data_size bytes of zeroed data (none for 0), which
+ * ops->free frees; NULL when out of memory. */
 static pg_consumer *
-consumer_new(const char *name, const pg_consumer_ops *ops)
+consumer_new(const char *name, const pg_consumer_ops *ops, size_t data_size)
 {
 	pg_consumer *c = calloc(1, sizeof(*c));
-	if (c) {
-		c->name = name;
-		c->ops = ops;
+
+	if (c == NULL)
+		return NULL;
+	c->name = name;
+	c->ops = ops;
+	if (data_size > 0 && (c->data = calloc(1, data_size)) == NULL) {
+		free(c);
+		return NULL;
 	}
 	return c;
 }
@@ -245,8 +252,6 @@ openssl_free(pg_consumer *c)
 {
 	openssl_data *d = c->data;
 
-	if (d == NULL)
-		return;
 	X509_STORE_CTX_free(d->ctx);
 	X509_STORE_free(d->store);
 	free(d);
@@ -263,16 +268,13 @@ static const pg_consumer_ops openssl_ops = {
 pg_consumer *
 pg_consumer_openssl(const char *dir, const char *label)
 {
-	pg_consumer *c = consumer_new("OpenSSL", &openssl_ops);
-	openssl_data *d = calloc(1, sizeof(*d));
+	pg_consumer *c = consumer_new("OpenSSL", &openssl_ops, sizeof(openssl_data));
+	openssl_data *d;
 	X509_LOOKUP *lookup;
 
-	if (c == NULL || d == NULL) {
-		free(d);
-		pg_consumer_free(c);
+	if (c == NULL)
 		return NULL;
-	}
-	c->data = d;
+	d = c->data;
 	d->dir = dir;
 	d->label = label;
 	d->store = X509_STORE_new();
@@ -542,7 +544,7 @@ static const pg_consumer_ops gnutls_ops = {
 pg_consumer *
 pg_consumer_gnutls(const pg_trust_set *set)
 {
-	pg_consumer *c = consumer_new("GnuTLS", &gnutls_ops);
+	pg_consumer *c = consumer_new("GnuTLS", &gnutls_ops, 0);
 	bool policy = false;
 
 	if (c == NULL)
@@ -680,7 +682,7 @@ static const pg_consumer_ops nss_ops = {
 pg_consumer *
 pg_consumer_nss(const pg_trust_set *set)
 {
-	pg_consumer *c = consumer_new("NSS", &nss_ops);
+	pg_consumer *c = consumer_new("NSS", &nss_ops, 0);
 
 	if (c == NULL)
 		return NULL;
@@ -744,8 +746,6 @@ java_free(pg_consumer *c)
 {
 	java_data *d = c->data;
 
-	if (d == NULL)
-		return;
 	for (int i = 0; i < sk_X509_num(d->certs); i++)
 		free(d->aliases[i]);
 	free(d->aliases);
@@ -764,29 +764,20 @@ static const pg_consumer_ops java_ops = {
 pg_consumer *
 pg_consumer_java(const char *keystore, const char *label)
 {
-	pg_consumer *c = consumer_new("Java", &java_ops);
-	java_data *d = calloc(1, sizeof(*d));
-	FILE *f = fopen(keystore, "rb");
-	pg_buf data;
-	char chunk[8192], err[256] = "";
-	size_t n, len = 0;
-	unsigned char *bytes;
+	pg_consumer *c = consumer_new("Java", &java_ops, sizeof(java_data));
+	size_t len = 0;
+	unsigned char *bytes = (unsigned char *)pg_trust_read_file(keystore, &len);
+	char err[256] = "";
+	java_data *d;
 	bool ok;
 
-	pg_buf_init(&data);
-	while (f && (n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		pg_buf_add(&data, chunk, n);
-	if (f)
-		fclose(f);
-	bytes = (unsigned char *)pg_buf_steal(&data, &len);
-	if (c == NULL || d == NULL || f == NULL || bytes == NULL) {
+	if (c == NULL || bytes == NULL) {
 		pg_message("cannot read the keystore %s", keystore);
 		free(bytes);
-		free(d);
 		pg_consumer_free(c);
 		return NULL;
 	}
-	c->data = d;
+	d = c->data;
 	d->label = label;
 	ok = pg_java_keystore_read(bytes, len, "changeit", &d->certs, &d->aliases, err, sizeof(err));
 	free(bytes);

@@ -7,7 +7,7 @@
 #include "config.h"
 
 #include "trust-tool.h"
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -29,7 +29,10 @@ typedef struct {
 	const char *dest;
 	bool overwrite, comment;
 	bool openssl;    /* an OpenSSL format: certificates with rejects unread left out */
+	int dir;         /* a directory format: DIR_* */
 } job;
+
+enum { DIR_X509, DIR_PEM, DIR_PEM_HASH, DIR_OPENSSL };
 
 static bool
 selected(const job *j, const pg_tcert *c)
@@ -134,7 +137,7 @@ write_entry(pg_buf *out, const pg_tcert *c, bool openssl)
 }
 
 static int
-bundle(const job *j, bool openssl)
+bundle(const job *j)
 {
 	pg_buf out;
 	bool first = true;
@@ -148,7 +151,7 @@ bundle(const job *j, bool openssl)
 		if (j->comment)
 			pg_buf_printf(&out, "%s# %s\n", first ? "" : "\n", c->label);
 		first = false;
-		write_entry(&out, c, openssl);
+		write_entry(&out, c, j->openssl);
 	}
 	return write_buf(j->dest, &out, j->overwrite) ? PG_EXIT_OK : PG_EXIT_FAIL;
 }
@@ -236,11 +239,10 @@ make_dir(const job *j)
 	return false;
 }
 
-enum { DIR_X509, DIR_PEM, DIR_PEM_HASH, DIR_OPENSSL };
-
 static int
-directory(const job *j, int kind)
+directory(const job *j)
 {
+	int kind = j->dir;
 	bool ok = make_dir(j);
 	char base[256], name[300], path[4200];
 
@@ -403,70 +405,90 @@ java_cacerts(const job *j)
 	return write_buf(j->dest, &out, j->overwrite) ? PG_EXIT_OK : PG_EXIT_FAIL;
 }
 
+/* What a format can carry. */
+enum {
+	F_OPENSSL = 1,       /* OpenSSL's: trusted and rejected purposes */
+	F_POLICY = 2,        /* distrust, so a trust policy (PG_F_POLICY) */
+	F_ONE_PURPOSE = 4,   /* meant for one purpose (TLS servers, mostly) */
+};
+
+static const struct {
+	const char *name;
+	int (*write)(const job *j);
+	int dir;             /* directory formats: DIR_* */
+	unsigned flags;      /* F_* */
+} formats[] = {
+	{ "pem-bundle", bundle, 0, 0 },
+	{ "openssl-bundle", bundle, 0, F_OPENSSL | F_POLICY },
+	{ "x509-file", x509_file, 0, 0 },
+	{ "x509-directory", directory, DIR_X509, 0 },
+	{ "pem-directory", directory, DIR_PEM, 0 },
+	{ "pem-directory-hash", directory, DIR_PEM_HASH, 0 },
+	{ "openssl-directory", directory, DIR_OPENSSL, F_OPENSSL | F_POLICY },
+	{ "java-cacerts", java_cacerts, 0, F_ONE_PURPOSE },
+	{ "edk2-cacerts", edk2, 0, F_ONE_PURPOSE },
+	{ "crl-bundle", crl_bundle, 0, F_POLICY },
+};
+
 int
 pg_trust_extract(const pg_trust_set *set, const char *format, int filter,
                  const p11glue_uri *uri, const char *purpose, const char *dest,
                  bool overwrite, bool comment)
 {
-	job j = { set, filter, uri, purpose, dest, overwrite, comment,
-	          strcmp(format, "openssl-bundle") == 0 || strcmp(format, "openssl-directory") == 0 };
+	unsigned flags = 0;
+	size_t f;
+	job j;
 
-	/* These formats are for one purpose (TLS servers, mostly), yet
-	 * p11-kit 0.24 writes every purpose when none is given (while saying
-	 * it defaults to server-auth); scripts rely on that, so do the same
-	 * and say so. */
-	if ((strcmp(format, "java-cacerts") == 0 || strcmp(format, "edk2-cacerts") == 0) &&
-	    purpose == NULL)
+	for (f = 0; f < PG_N_ELEMENTS(formats); f++)
+		if (strcmp(formats[f].name, format) == 0)
+			break;
+	if (f < PG_N_ELEMENTS(formats))
+		flags = formats[f].flags;
+	/* These formats are for one purpose, yet p11-kit 0.24 writes every
+	 * purpose when none is given (while saying it defaults to
+	 * server-auth); scripts rely on that, so do the same and say so. */
+	if ((flags & F_ONE_PURPOSE) && purpose == NULL)
 		pg_message("format expects a purpose (--purpose); none given: every purpose");
 	/* Only OpenSSL's formats can say "distrusted"; a trust policy in
 	 * any other would read as trust (p11-kit refuses it too). */
-	if (filter == PG_F_POLICY && strcmp(format, "openssl-bundle") != 0 &&
-	    strcmp(format, "openssl-directory") != 0 && strcmp(format, "crl-bundle") != 0) {
+	if (filter == PG_F_POLICY && !(flags & F_POLICY)) {
 		pg_message("format does not support trust policy");
 		return PG_EXIT_FAIL;
 	}
-	if (strcmp(format, "pem-bundle") == 0)
-		return bundle(&j, false);
-	if (strcmp(format, "openssl-bundle") == 0)
-		return bundle(&j, true);
-	if (strcmp(format, "x509-file") == 0)
-		return x509_file(&j);
-	if (strcmp(format, "x509-directory") == 0)
-		return directory(&j, DIR_X509);
-	if (strcmp(format, "pem-directory") == 0)
-		return directory(&j, DIR_PEM);
-	if (strcmp(format, "pem-directory-hash") == 0)
-		return directory(&j, DIR_PEM_HASH);
-	if (strcmp(format, "openssl-directory") == 0)
-		return directory(&j, DIR_OPENSSL);
-	if (strcmp(format, "java-cacerts") == 0)
-		return java_cacerts(&j);
-	if (strcmp(format, "edk2-cacerts") == 0)
-		return edk2(&j);
-	if (strcmp(format, "crl-bundle") == 0)
-		return crl_bundle(&j);
-	pg_message("format not supported: %s", format);
-	return PG_EXIT_USAGE;
+	if (f == PG_N_ELEMENTS(formats)) {
+		pg_message("format not supported: %s", format);
+		return PG_EXIT_USAGE;
+	}
+	j = (job){ set, filter, uri, purpose, dest, overwrite, comment,
+	           (flags & F_OPENSSL) != 0, formats[f].dir };
+	return formats[f].write(&j);
+}
+
+char *
+pg_trust_read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	pg_buf data;
+	char chunk[8192];
+	size_t n;
+
+	if (f == NULL)
+		return NULL;
+	pg_buf_init(&data);
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		pg_buf_add(&data, chunk, n);
+	fclose(f);
+	return pg_buf_steal(&data, len);
 }
 
 bool
 pg_trust_check_persist(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	pg_buf data;
-	char chunk[4096];
-	size_t n, len;
-	char *text;
+	size_t len;
+	char *text = pg_trust_read_file(path, &len);
 	pg_source src;
 	bool ok;
 
-	if (f == NULL)
-		return false;
-	pg_buf_init(&data);
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		pg_buf_add(&data, chunk, n);
-	fclose(f);
-	text = pg_buf_steal(&data, &len);
 	if (text == NULL)
 		return false;
 	memset(&src, 0, sizeof(src));

@@ -7,7 +7,7 @@
 #ifndef PG_TOOL_TRUST_H
 #define PG_TOOL_TRUST_H
 
-#include "trust-store.h"
+#include "trust-format.h"
 #include "common.h"
 
 #include <p11glue/p11glue.h>
@@ -117,5 +117,9 @@ int pg_trust_dump(const p11glue_uri *filter, FILE *out);
 
 /* Is the file valid persistence format (at least one object)? */
 bool pg_trust_check_persist(const char *path);
+
+/* The whole file at path, NUL-terminated (free()) and its length in
+ * *len; NULL when it cannot be opened or memory runs out. */
+char *pg_trust_read_file(const char *path, size_t *len);
 
 #endif /* PG_TOOL_TRUST_H */

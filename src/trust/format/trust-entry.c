@@ -3,7 +3,7 @@
  * the digests PKCS#11 and NSS identify it by, computed when first asked
  * for (an enumeration asks for them all; `trust list` needs none).
  */
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -12,35 +12,37 @@ static const unsigned char oid_cn[] = { 0x55, 0x04, 0x03 };
 static const unsigned char oid_ou[] = { 0x55, 0x04, 0x0b };
 static const unsigned char oid_o[] = { 0x55, 0x04, 0x0a };
 
+typedef void digest_fn(const void *data, size_t len, unsigned char *out);
+
+/* The digest of `of` kept in out, computed when the `have` bit is not set. */
+static const unsigned char *
+cached(pg_entry *e, unsigned have, digest_fn *digest, const pg_span *of, unsigned char *out)
+{
+	if (!(e->have & have)) {
+		digest(of->p, of->len, out);
+		e->have |= have;
+	}
+	return out;
+}
+
 const unsigned char *
 pg_entry_sha1(pg_entry *e)
 {
-	if (!(e->have & PG_HAVE_SHA1)) {
-		pg_sha1(e->cert.der.p, e->cert.der.len, e->sha1);
-		e->have |= PG_HAVE_SHA1;
-	}
-	return e->sha1;
+	return cached(e, PG_HAVE_SHA1, pg_sha1, &e->cert.der, e->sha1);
 }
 
 const unsigned char *
 pg_entry_md5(pg_entry *e)
 {
-	if (!(e->have & PG_HAVE_MD5)) {
-		pg_md5(e->cert.der.p, e->cert.der.len, e->md5);
-		e->have |= PG_HAVE_MD5;
-	}
-	return e->md5;
+	return cached(e, PG_HAVE_MD5, pg_md5, &e->cert.der, e->md5);
 }
 
 const unsigned char *
 pg_entry_spki_sha1(pg_entry *e)
 {
-	if (!(e->have & PG_HAVE_SPKI_SHA1)) {
-		const pg_span *spki = e->kind == PG_ENTRY_CERT ? &e->cert.spki : &e->ext_spki;
-		pg_sha1(spki->p, spki->len, e->spki_sha1);
-		e->have |= PG_HAVE_SPKI_SHA1;
-	}
-	return e->spki_sha1;
+	const pg_span *spki = e->kind == PG_ENTRY_CERT ? &e->cert.spki : &e->ext_spki;
+
+	return cached(e, PG_HAVE_SPKI_SHA1, pg_sha1, spki, e->spki_sha1);
 }
 
 pg_value

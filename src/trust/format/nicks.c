@@ -10,6 +10,7 @@
 
 #include "common.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 enum { T_NONE, T_CLASS, T_TRUST, T_CERT, T_ASSERT, T_CATEGORY, T_KEY };
@@ -25,7 +26,7 @@ typedef struct {
 #define U PG_FORM_ULONG
 #define C PG_FORM_CONST
 
-/* Ascending by type (tests/trust/test-nicks.c checks the order). */
+/* Ascending by type (tests/trust/test-attrs.c checks the order). */
 static const attr_nick attrs[] = {
 	{ CKA_CLASS, "class", C | U, T_CLASS },
 	{ CKA_TOKEN, "token", B, 0 },
@@ -209,21 +210,19 @@ static const value_nick values[] = {
 	{ CKK_AES, "aes", T_KEY },
 };
 
+static int
+by_type(const void *key, const void *nick)
+{
+	CK_ATTRIBUTE_TYPE type = *(const CK_ATTRIBUTE_TYPE *)key;
+	CK_ATTRIBUTE_TYPE other = ((const attr_nick *)nick)->type;
+
+	return type < other ? -1 : type > other;
+}
+
 static const attr_nick *
 lookup(CK_ATTRIBUTE_TYPE type)
 {
-	size_t lo = 0, hi = PG_N_ELEMENTS(attrs);
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-		if (attrs[mid].type == type)
-			return &attrs[mid];
-		if (attrs[mid].type < type)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return bsearch(&type, attrs, PG_N_ELEMENTS(attrs), sizeof(attrs[0]), by_type);
 }
 
 size_t

@@ -8,7 +8,7 @@
  * move between the two.
  */
 #include "nicks.h"
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,24 +16,13 @@
 
 #define MAX_ATTRS 64
 
+/* The attributes of a section as it is read (views into blobs of src). */
 typedef struct {
-	pg_attr attrs[MAX_ATTRS];
-	size_t n;
+	CK_ATTRIBUTE attrs[MAX_ATTRS];
+	CK_ULONG n;
 	size_t line;
 	bool bad;
 } section;
-
-static int
-hexval(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 static bool
 all_digits(const unsigned char *p, size_t len)
@@ -77,7 +66,7 @@ looks_like_oid(const unsigned char *p, size_t len)
  * memory.
  */
 static int
-decode_value(pg_source *src, const unsigned char *v, size_t len, pg_attr *out)
+decode_value(pg_source *src, const unsigned char *v, size_t len, CK_ATTRIBUTE *out)
 {
 	unsigned char *buf;
 	CK_ULONG number;
@@ -93,7 +82,7 @@ decode_value(pg_source *src, const unsigned char *v, size_t len, pg_attr *out)
 		if ((buf = malloc(sizeof(number))) == NULL)
 			return -1;
 		memcpy(buf, &number, sizeof(number));
-		out->len = sizeof(number);
+		out->ulValueLen = sizeof(number);
 	} else if (len >= 2 && v[0] == '"' && v[len - 1] == '"') {
 		if ((buf = malloc(len)) == NULL)
 			return -1;
@@ -103,8 +92,8 @@ decode_value(pg_source *src, const unsigned char *v, size_t len, pg_attr *out)
 				buf[o++] = v[i];
 				continue;
 			}
-			hi = i + 2 < len - 1 ? hexval(v[i + 1]) : -1;
-			lo = hi >= 0 ? hexval(v[i + 2]) : -1;
+			hi = i + 2 < len - 1 ? pg_hex_value(v[i + 1]) : -1;
+			lo = hi >= 0 ? pg_hex_value(v[i + 2]) : -1;
 			if (lo < 0) {
 				free(buf);
 				return 0;
@@ -112,12 +101,12 @@ decode_value(pg_source *src, const unsigned char *v, size_t len, pg_attr *out)
 			buf[o++] = (unsigned char)(hi << 4 | lo);
 			i += 2;
 		}
-		out->len = o;
+		out->ulValueLen = o;
 	} else if (is_text(v, len, "true") || is_text(v, len, "false")) {
 		if ((buf = malloc(1)) == NULL)
 			return -1;
 		buf[0] = v[0] == 't' ? CK_TRUE : CK_FALSE;
-		out->len = 1;
+		out->ulValueLen = 1;
 	} else if (looks_like_oid(v, len) && len < 200) {
 		char text[200];
 		memcpy(text, v, len);
@@ -131,31 +120,28 @@ decode_value(pg_source *src, const unsigned char *v, size_t len, pg_attr *out)
 		}
 		buf[0] = 0x06;
 		buf[1] = (unsigned char)o;
-		out->len = o + 2;
+		out->ulValueLen = o + 2;
 	} else {
 		return 0;
 	}
 	if (!pg_source_take(src, buf))
 		return -1;
-	out->value = buf;
+	out->pValue = buf;
 	return 1;
 }
 
-static const pg_attr *
+static const CK_ATTRIBUTE *
 section_get(const section *s, CK_ATTRIBUTE_TYPE type)
 {
-	for (size_t i = 0; i < s->n; i++)
-		if (s->attrs[i].type == type)
-			return &s->attrs[i];
-	return NULL;
+	return pg_template_find(s->attrs, s->n, type);
 }
 
 /* Sets an attribute, replacing an earlier value of the same type. */
 static bool
-section_set(pg_source *src, section *s, CK_ATTRIBUTE_TYPE type, const pg_attr *value,
+section_set(pg_source *src, section *s, CK_ATTRIBUTE_TYPE type, const CK_ATTRIBUTE *value,
             size_t line)
 {
-	pg_attr *slot = (pg_attr *)section_get(s, type);
+	CK_ATTRIBUTE *slot = (CK_ATTRIBUTE *)section_get(s, type);
 
 	if (slot == NULL) {
 		if (s->n == MAX_ATTRS) {
@@ -170,31 +156,13 @@ section_set(pg_source *src, section *s, CK_ATTRIBUTE_TYPE type, const pg_attr *v
 }
 
 static bool
-get_ulong(const section *s, CK_ATTRIBUTE_TYPE type, CK_ULONG *out)
-{
-	const pg_attr *a = section_get(s, type);
-
-	if (a == NULL || a->len != sizeof(CK_ULONG))
-		return false;
-	memcpy(out, a->value, sizeof(CK_ULONG));
-	return true;
-}
-
-/* -1 absent, else the CK_BBOOL's truth. */
-static int
-get_bool(const section *s, CK_ATTRIBUTE_TYPE type)
-{
-	const pg_attr *a = section_get(s, type);
-	return a == NULL || a->len != 1 ? -1 : a->value[0] != 0;
-}
-
-static bool
 keep_attrs(pg_entry *e, const section *s)
 {
 	e->attrs = malloc((s->n ? s->n : 1) * sizeof(pg_attr));
 	if (e->attrs == NULL)
 		return false;
-	memcpy(e->attrs, s->attrs, s->n * sizeof(pg_attr));
+	for (CK_ULONG i = 0; i < s->n; i++)
+		e->attrs[i] = (pg_attr){ s->attrs[i].type, s->attrs[i].pValue, s->attrs[i].ulValueLen };
 	e->n_attrs = s->n;
 	return true;
 }
@@ -202,11 +170,11 @@ keep_attrs(pg_entry *e, const section *s)
 static void
 set_label(pg_entry *e, const section *s)
 {
-	const pg_attr *label = section_get(s, CKA_LABEL);
+	const CK_ATTRIBUTE *label = section_get(s, CKA_LABEL);
 
 	if (label != NULL) {
-		e->label.p = label->value;
-		e->label.len = label->len;
+		e->label.p = label->pValue;
+		e->label.len = label->ulValueLen;
 	} else if (e->kind != PG_ENTRY_CERT) {
 		e->label.p = (const unsigned char *)"";
 		e->label.len = 0;
@@ -215,14 +183,15 @@ set_label(pg_entry *e, const section *s)
 
 /* A certificate section with a value: the certificate and its trust. */
 static bool
-finish_cert(pg_source *src, const section *s, const pg_attr *value)
+finish_cert(pg_source *src, const section *s, const CK_ATTRIBUTE *value)
 {
 	pg_entry *e = pg_source_add(src, PG_ENTRY_CERT);
-	int trusted = get_bool(s, CKA_TRUSTED), distrusted = get_bool(s, CKA_X_DISTRUSTED);
+	int trusted = pg_template_bool(s->attrs, s->n, CKA_TRUSTED);
+	int distrusted = pg_template_bool(s->attrs, s->n, CKA_X_DISTRUSTED);
 
 	if (e == NULL)
 		return false;
-	if (!pg_cert_parse(value->value, value->len, &e->cert)) {
+	if (!pg_cert_parse(value->pValue, value->ulValueLen, &e->cert)) {
 		pg_entry_clear(e);
 		src->n_entries--;
 		pg_message("%s:%zu: invalid certificate, skipped", src->path, s->line);
@@ -245,19 +214,19 @@ finish_cert(pg_source *src, const section *s, const pg_attr *value)
 /* A stapled extension whose value is an Extension (its extnID and the
  * contents of its extnValue given). */
 static bool
-finish_ext(pg_source *src, const section *s, const pg_attr *value, const pg_attr *spki,
-           pg_span ext_oid, pg_span ext_value)
+finish_ext(pg_source *src, const section *s, const CK_ATTRIBUTE *value,
+           const CK_ATTRIBUTE *spki, pg_span ext_oid, pg_span ext_value)
 {
-	const pg_attr *oid = section_get(s, CKA_OBJECT_ID);
+	const CK_ATTRIBUTE *oid = section_get(s, CKA_OBJECT_ID);
 	pg_entry *e = pg_source_add(src, PG_ENTRY_EXT);
 
 	if (e == NULL)
 		return false;
-	e->ext_value.p = value->value;
-	e->ext_value.len = value->len;
-	e->ext_spki.p = spki->value;
-	e->ext_spki.len = spki->len;
-	e->ext_oid = oid ? (pg_span){ oid->value, oid->len } : ext_oid;
+	e->ext_value.p = value->pValue;
+	e->ext_value.len = value->ulValueLen;
+	e->ext_spki.p = spki->pValue;
+	e->ext_spki.len = spki->ulValueLen;
+	e->ext_oid = oid ? (pg_span){ oid->pValue, oid->ulValueLen } : ext_oid;
 	e->klass = CKO_X_CERTIFICATE_EXTENSION;
 	set_label(e, s);
 	switch (pg_oid_list_parse(&ext_value, &e->ext_oids)) {
@@ -276,35 +245,36 @@ finish_ext(pg_source *src, const section *s, const pg_attr *value, const pg_attr
 static bool
 finish(pg_source *src, section *s)
 {
-	const pg_attr *value = section_get(s, CKA_VALUE), *spki, *issuer, *serial;
+	const CK_ATTRIBUTE *value = section_get(s, CKA_VALUE), *spki, *issuer, *serial;
 	CK_ULONG klass, type;
 	pg_entry *e;
 
 	if (s->n == 0 || s->bad)
 		return true;
 	src->n_sections++;
-	if (!get_ulong(s, CKA_CLASS, &klass)) {
+	if (!pg_template_ulong(s->attrs, s->n, CKA_CLASS, &klass)) {
 		pg_message("%s:%zu: object without a class, skipped", src->path, s->line);
 		return true;
 	}
 	if (klass == CKO_CERTIFICATE) {
-		if (get_ulong(s, CKA_CERTIFICATE_TYPE, &type) && type != CKC_X_509) {
+		if (pg_template_ulong(s->attrs, s->n, CKA_CERTIFICATE_TYPE, &type) &&
+		    type != CKC_X_509) {
 			pg_message("%s:%zu: not an X.509 certificate, skipped", src->path, s->line);
 			return true;
 		}
-		if (value != NULL && value->len > 0)
+		if (value != NULL && value->ulValueLen > 0)
 			return finish_cert(src, s, value);
 		issuer = section_get(s, CKA_ISSUER);
 		serial = section_get(s, CKA_SERIAL_NUMBER);
 		/* Distrust by issuer and serial number, without the certificate. */
-		if (get_bool(s, CKA_X_DISTRUSTED) == 1 && issuer && serial && issuer->len &&
-		    serial->len) {
+		if (pg_template_bool(s->attrs, s->n, CKA_X_DISTRUSTED) == 1 && issuer && serial &&
+		    issuer->ulValueLen && serial->ulValueLen) {
 			if ((e = pg_source_add(src, PG_ENTRY_REVOKED)) == NULL)
 				return false;
-			e->issuer.p = issuer->value;
-			e->issuer.len = issuer->len;
-			e->serial.p = serial->value;
-			e->serial.len = serial->len;
+			e->issuer.p = issuer->pValue;
+			e->issuer.len = issuer->ulValueLen;
+			e->serial.p = serial->pValue;
+			e->serial.len = serial->ulValueLen;
 			e->src_trust = PG_SRC_DISTRUST;
 			e->klass = klass;
 			set_label(e, s);
@@ -318,7 +288,7 @@ finish(pg_source *src, section *s)
 			           "skipped", src->path, s->line);
 			return true;
 		}
-		if (pg_ext_parse(value->value, value->len, &ext_oid, NULL, &ext_value))
+		if (pg_ext_parse(value->pValue, value->ulValueLen, &ext_oid, NULL, &ext_value))
 			return finish_ext(src, s, value, spki, ext_oid, ext_value);
 		/* Kept as the file has it, but changing nothing (as with
 		 * p11-kit). */
@@ -338,7 +308,7 @@ add_pem(pg_source *src, section *s, const unsigned char *text, size_t len, size_
         size_t line)
 {
 	pg_pem_block b;
-	pg_attr a = { 0, NULL, 0 };
+	CK_ATTRIBUTE a = { 0, NULL, 0 };
 	unsigned char *der;
 	size_t der_len, p = *pos;
 
@@ -360,12 +330,12 @@ add_pem(pg_source *src, section *s, const unsigned char *text, size_t len, size_
 	}
 	if (!pg_source_take(src, der))
 		return false;
-	a.value = der;
-	a.len = der_len;
+	a.pValue = der;
+	a.ulValueLen = der_len;
 	if (b.label.len == 11 && memcmp(b.label.p, "CERTIFICATE", 11) == 0) {
 		static const CK_ULONG cert_class = CKO_CERTIFICATE, x509 = CKC_X_509;
-		pg_attr klass = { 0, (const unsigned char *)&cert_class, sizeof(CK_ULONG) };
-		pg_attr type = { 0, (const unsigned char *)&x509, sizeof(CK_ULONG) };
+		CK_ATTRIBUTE klass = { 0, (void *)&cert_class, sizeof(CK_ULONG) };
+		CK_ATTRIBUTE type = { 0, (void *)&x509, sizeof(CK_ULONG) };
 		section_set(src, s, CKA_VALUE, &a, line);
 		if (section_get(s, CKA_CLASS) == NULL)
 			section_set(src, s, CKA_CLASS, &klass, line);
@@ -384,7 +354,7 @@ field(pg_source *src, section *s, const unsigned char *name, size_t nlen,
       const unsigned char *v, size_t vlen, size_t line)
 {
 	CK_ATTRIBUTE_TYPE type;
-	pg_attr a = { 0, NULL, 0 };
+	CK_ATTRIBUTE a = { 0, NULL, 0 };
 	int r;
 
 	if (!pg_nick_attr_parse((const char *)name, nlen, &type)) {
@@ -543,26 +513,24 @@ write_value(pg_buf *buf, const CK_ATTRIBUTE *a)
 	write_quoted(buf, p, a->ulValueLen);
 }
 
+/* The attribute `type` when it has a value to write, else NULL. */
 static const CK_ATTRIBUTE *
 find_valid(const CK_ATTRIBUTE *attrs, CK_ULONG n, CK_ATTRIBUTE_TYPE type)
 {
-	for (CK_ULONG i = 0; i < n; i++)
-		if (attrs[i].type == type && attrs[i].pValue != NULL && attrs[i].ulValueLen > 0 &&
-		    attrs[i].ulValueLen != CK_UNAVAILABLE_INFORMATION)
-			return &attrs[i];
-	return NULL;
+	const CK_ATTRIBUTE *a = pg_template_find(attrs, n, type);
+
+	if (a == NULL || a->pValue == NULL || a->ulValueLen == 0 ||
+	    a->ulValueLen == CK_UNAVAILABLE_INFORMATION)
+		return NULL;
+	return a;
 }
 
 static bool
 ulong_is(const CK_ATTRIBUTE *attrs, CK_ULONG n, CK_ATTRIBUTE_TYPE type, CK_ULONG want)
 {
-	const CK_ATTRIBUTE *a = find_valid(attrs, n, type);
 	CK_ULONG v;
 
-	if (a == NULL || a->ulValueLen != sizeof(v))
-		return false;
-	memcpy(&v, a->pValue, sizeof(v));
-	return v == want;
+	return pg_template_ulong(attrs, n, type, &v) && v == want;
 }
 
 void
@@ -601,6 +569,13 @@ pg_persist_write(pg_buf *buf, const CK_ATTRIBUTE *attrs, CK_ULONG n)
 }
 
 void
+pg_persist_write_file(pg_buf *buf, const CK_ATTRIBUTE *attrs, CK_ULONG n)
+{
+	pg_buf_add_str(buf, "# Written by p11glue's trust module. Changes may be overwritten.\n");
+	pg_persist_write(buf, attrs, n);
+}
+
+void
 pg_persist_write_cert(pg_buf *buf, const unsigned char *der, size_t len,
                       const char *label, size_t label_len, bool trusted, bool distrusted)
 {
@@ -616,6 +591,5 @@ pg_persist_write_cert(pg_buf *buf, const unsigned char *der, size_t len,
 		{ CKA_VALUE, (void *)der, len },
 	};
 
-	pg_buf_add_str(buf, "# Written by p11glue's trust module. Changes may be overwritten.\n");
-	pg_persist_write(buf, attrs, PG_N_ELEMENTS(attrs));
+	pg_persist_write_file(buf, attrs, PG_N_ELEMENTS(attrs));
 }

@@ -7,7 +7,7 @@
  *
  * PEM text is dropped once decoded: entries view the decoded DER blocks.
  */
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,9 +35,7 @@ add_crl(pg_source *src, const unsigned char *der, size_t len)
 	if (grown == NULL)
 		return false;
 	src->crls = grown;
-	src->crls[src->n_crls].p = der;
-	src->crls[src->n_crls].len = len;
-	src->n_crls++;
+	src->crls[src->n_crls++] = (pg_span){ der, len };
 	return true;
 }
 

@@ -1,9 +1,9 @@
 /*
- * What one trust source file holds once read (trust-store.h): its
+ * What one trust source file holds once read (trust-format.h): its
  * entries and the blocks of memory they view. The readers (parse.c,
  * persist.c) add to it; nothing here reads a format.
  */
-#include "trust-store.h"
+#include "trust-format.h"
 
 #include <stdlib.h>
 #include <string.h>
