@@ -38,7 +38,7 @@ pg_objects_find(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_ATTRIBUTE *tmpl, CK
 	if (rv != CKR_OK || *count == 0) {
 		free(all);
 		all = NULL;
-		*count = rv == CKR_OK ? 0 : *count;
+		*count = 0;
 	}
 	*found = all;
 	return rv;

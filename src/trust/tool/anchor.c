@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include "objects.h"
 #include "trust-tool.h"
 #include "names.h"
 
@@ -94,16 +95,16 @@ pg_trust_anchor(bool store, char **names, int n_names)
 				rv = PG_EXIT_FAIL;
 				break;
 			}
-			n = pg_trust_find_all(f, s, &t, 1, &objs);
+			pg_objects_find(f, s, &t, 1, &objs, &n);
 			for (size_t j = 0; j < n; j++) {
 				size_t ll = 0, il = 0;
-				unsigned char *label = pg_trust_get_attr(f, s, objs[j], CKA_LABEL, &ll);
-				unsigned char *id = pg_trust_get_attr(f, s, objs[j], CKA_ID, &il);
+				unsigned char *label = pg_objects_get(f, s, objs[j], CKA_LABEL, &ll);
+				unsigned char *id = pg_objects_get(f, s, objs[j], CKA_ID, &il);
 				CK_ATTRIBUTE a[] = { { CKA_CLASS, &klass, sizeof(klass) },
 				                     { CKA_LABEL, label, label ? ll : CK_UNAVAILABLE_INFORMATION },
 				                     { CKA_ID, id, id ? il : CK_UNAVAILABLE_INFORMATION } };
 				if (p11glue_uri_match_attributes(uri, a, 3))
-					der = pg_trust_get_attr(f, s, objs[j], CKA_VALUE, &len);
+					der = pg_objects_get(f, s, objs[j], CKA_VALUE, &len);
 				free(label);
 				free(id);
 				if (der)
@@ -132,7 +133,8 @@ pg_trust_anchor(bool store, char **names, int n_names)
 		} else {
 			CK_ATTRIBUTE t[] = { { CKA_CLASS, &klass, sizeof(klass) },
 			                     { CKA_VALUE, der, len } };
-			size_t n = pg_trust_find_all(f, s, t, 2, &objs);
+			size_t n;
+			pg_objects_find(f, s, t, 2, &objs, &n);
 			if (n == 0) {
 				pg_message("%s: not stored in a writable location", names[i]);
 				rv = PG_EXIT_FAIL;

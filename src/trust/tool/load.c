@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include "objects.h"
 #include "trust-tool.h"
 
 #include <p11glue/p11glue.h>
@@ -16,60 +17,12 @@
  * Loading from the modules
  */
 
-unsigned char *
-pg_trust_get_attr(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o,
-         CK_ATTRIBUTE_TYPE type, size_t *len)
-{
-	CK_ATTRIBUTE a = { type, NULL, 0 };
-	unsigned char *v;
-
-	if (f->C_GetAttributeValue(s, o, &a, 1) != CKR_OK ||
-	    a.ulValueLen == CK_UNAVAILABLE_INFORMATION)
-		return NULL;
-	v = malloc(a.ulValueLen + 1);
-	a.pValue = v;
-	if (v == NULL || f->C_GetAttributeValue(s, o, &a, 1) != CKR_OK) {
-		free(v);
-		return NULL;
-	}
-	v[a.ulValueLen] = 0;
-	*len = a.ulValueLen;
-	return v;
-}
-
 static bool
 get_bool(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o, CK_ATTRIBUTE_TYPE t)
 {
 	CK_BBOOL b = CK_FALSE;
 	CK_ATTRIBUTE a = { t, &b, 1 };
 	return f->C_GetAttributeValue(s, o, &a, 1) == CKR_OK && b == CK_TRUE;
-}
-
-size_t
-pg_trust_find_all(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_ATTRIBUTE *t, CK_ULONG n,
-         CK_OBJECT_HANDLE **out)
-{
-	size_t count = 0, cap = 0;
-	CK_OBJECT_HANDLE buf[256];
-	CK_ULONG got;
-
-	*out = NULL;
-	if (f->C_FindObjectsInit(s, t, n) != CKR_OK)
-		return 0;
-	while (f->C_FindObjects(s, buf, 256, &got) == CKR_OK && got > 0) {
-		if (count + got > cap) {
-			CK_OBJECT_HANDLE *grown;
-			cap = (count + got) * 2;
-			grown = realloc(*out, cap * sizeof(*grown));
-			if (grown == NULL)
-				break;
-			*out = grown;
-		}
-		memcpy(*out + count, buf, got * sizeof(*buf));
-		count += got;
-	}
-	f->C_FindObjectsFinal(s);
-	return count;
 }
 
 /* A stapled extension of a token: the key it is for, its OID and value. */
@@ -96,13 +49,16 @@ load_stapled(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, size_t *n_out)
 	CK_OBJECT_CLASS klass = CKO_X_CERTIFICATE_EXTENSION;
 	CK_ATTRIBUTE t = { CKA_CLASS, &klass, sizeof(klass) };
 	CK_OBJECT_HANDLE *objs;
-	size_t n = pg_trust_find_all(f, s, &t, 1, &objs), k = 0;
-	stapled_ext *x = calloc(n + 1, sizeof(*x));
+	size_t n, k = 0;
+	stapled_ext *x;
+
+	pg_objects_find(f, s, &t, 1, &objs, &n);
+	x = calloc(n + 1, sizeof(*x));
 
 	for (size_t i = 0; x && i < n; i++) {
-		x[k].spki = pg_trust_get_attr(f, s, objs[i], CKA_PUBLIC_KEY_INFO, &x[k].spki_len);
-		x[k].oid = pg_trust_get_attr(f, s, objs[i], CKA_OBJECT_ID, &x[k].oid_len);
-		x[k].value = pg_trust_get_attr(f, s, objs[i], CKA_VALUE, &x[k].value_len);
+		x[k].spki = pg_objects_get(f, s, objs[i], CKA_PUBLIC_KEY_INFO, &x[k].spki_len);
+		x[k].oid = pg_objects_get(f, s, objs[i], CKA_OBJECT_ID, &x[k].oid_len);
+		x[k].value = pg_objects_get(f, s, objs[i], CKA_VALUE, &x[k].value_len);
 		k++;
 	}
 	free(objs);
@@ -250,10 +206,10 @@ load_token(pg_trust_set *set, cert_index *ix, CK_FUNCTION_LIST *f, CK_SLOT_ID sl
 	if (f->C_OpenSession(slot, CKF_SERIAL_SESSION, NULL, NULL, &s) != CKR_OK)
 		return;
 	stapled = load_stapled(f, s, &n_stapled);
-	n = pg_trust_find_all(f, s, &t, 1, &objs);
+	pg_objects_find(f, s, &t, 1, &objs, &n);
 	for (size_t i = 0; i < n; i++) {
 		size_t len = 0, l2 = 0;
-		unsigned char *der = pg_trust_get_attr(f, s, objs[i], CKA_VALUE, &len), *spki;
+		unsigned char *der = pg_objects_get(f, s, objs[i], CKA_VALUE, &len), *spki;
 		bool trusted = get_bool(f, s, objs[i], CKA_TRUSTED);
 		bool distrusted = get_bool(f, s, objs[i], CKA_X_DISTRUSTED);
 		uint64_t h;
@@ -288,20 +244,20 @@ load_token(pg_trust_set *set, cert_index *ix, CK_FUNCTION_LIST *f, CK_SLOT_ID sl
 			break;
 		}
 		set->n_certs++;
-		c->label = (char *)pg_trust_get_attr(f, s, objs[i], CKA_LABEL, &l2);
+		c->label = (char *)pg_objects_get(f, s, objs[i], CKA_LABEL, &l2);
 		if (c->label == NULL)
 			c->label = strdup("");
-		c->id = pg_trust_get_attr(f, s, objs[i], CKA_ID, &c->id_len);
+		c->id = pg_objects_get(f, s, objs[i], CKA_ID, &c->id_len);
 		{
 			size_t cl = 0;
-			unsigned char *cat = pg_trust_get_attr(f, s, objs[i], CKA_CERTIFICATE_CATEGORY, &cl);
+			unsigned char *cat = pg_objects_get(f, s, objs[i], CKA_CERTIFICATE_CATEGORY, &cl);
 			if (cat && cl == sizeof(CK_ULONG))
 				memcpy(&c->category, cat, sizeof(CK_ULONG));
 			free(cat);
 		}
 		c->distrusted = distrusted;
 		c->trusted = trusted && !distrusted;
-		spki = pg_trust_get_attr(f, s, objs[i], CKA_PUBLIC_KEY_INFO, &l2);
+		spki = pg_objects_get(f, s, objs[i], CKA_PUBLIC_KEY_INFO, &l2);
 		if (spki)
 			apply_stapled(c, stapled, n_stapled, spki, l2);
 		free(spki);
@@ -315,10 +271,10 @@ load_token(pg_trust_set *set, cert_index *ix, CK_FUNCTION_LIST *f, CK_SLOT_ID sl
 	}
 	free(objs);
 	stapled_clear(stapled, n_stapled);
-	n = pg_trust_find_all(f, s, &tc, 1, &objs);
+	pg_objects_find(f, s, &tc, 1, &objs, &n);
 	for (size_t i = 0; i < n; i++) {
 		size_t len = 0;
-		unsigned char *der = pg_trust_get_attr(f, s, objs[i], CKA_VALUE, &len);
+		unsigned char *der = pg_objects_get(f, s, objs[i], CKA_VALUE, &len);
 		pg_tcrl *grown;
 		if (der == NULL || (grown = realloc(set->crls, (set->n_crls + 1) * sizeof(*grown))) == NULL) {
 			free(der);

@@ -74,13 +74,6 @@ void pg_trust_release(void);
 /* The first writable token of the modules pg_trust_each_token loaded. */
 bool pg_trust_writable_token(CK_FUNCTION_LIST **fp, CK_SLOT_ID *slot);
 
-/* The value of one attribute, NUL-terminated, malloc'ed (NULL if none). */
-unsigned char *pg_trust_get_attr(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s,
-                                 CK_OBJECT_HANDLE o, CK_ATTRIBUTE_TYPE type, size_t *len);
-/* Every object matching the template; *out malloc'ed. Returns the count. */
-size_t pg_trust_find_all(CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_ATTRIBUTE *t,
-                         CK_ULONG n, CK_OBJECT_HANDLE **out);
-
 /* Loads every certificate and CRL the trust modules expose. */
 int pg_trust_load(pg_trust_set *set);
 /* Frees the set and releases the modules. */
