@@ -4,7 +4,8 @@
  * objects, trust assertions, stapled extensions) and revocations from
  * CRLs. Paths come from the C_Initialize reserved string "paths=/a:/b",
  * else from this module's entry in the p11glue configuration (its
- * x-init-reserved value), else from the build-time default.
+ * x-init-reserved value), else from the build-time default followed by
+ * the system's and the user's writable directories.
  *
  * Every entry point takes one lock (lock.h); stores are read on the first
  * search of a token and re-read when their files change. Object
@@ -16,6 +17,7 @@
 #include "interfaces.h"
 #include "trust-module.h"
 #include "pkcs11-calls.h"
+#include "trust-dirs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +103,39 @@ configured_paths(void)
 	return found;
 }
 
+/*
+ * Without configured paths, the built-in ones are followed by the
+ * system's and the user's writable directories (common/trust-dirs.h),
+ * made on the first write: root writes to the system's, which a user
+ * cannot, and a user to their own. A set-id program reads no user's.
+ */
+/* One default directory, unless the built-in paths name it already. */
+static bool
+add_default(const char *path, const char *label, unsigned mode)
+{
+	for (size_t i = 0; i < pg_tm.n_stores; i++)
+		if (strcmp(pg_tstore_path(pg_tm.stores[i]), path) == 0)
+			return true;
+	if (pg_tm.n_stores == PG_TM_MAX_TOKENS)
+		return true;
+	if ((pg_tm.stores[pg_tm.n_stores] = pg_tstore_new_default(path, label, mode)) == NULL)
+		return false;
+	pg_tm_set_generation(pg_tm.n_stores, 0);
+	pg_tm.n_stores++;
+	return true;
+}
+
+static bool
+add_defaults(void)
+{
+	char *user = pg_trust_user_dir();
+	bool ok = add_default(pg_trust_system_dir(), "System Trust", 0755) &&
+	          (user == NULL || add_default(user, "User Trust", 0700));
+
+	free(user);
+	return ok;
+}
+
 /* ---------------------------------------------------------------------------
  * Library
  */
@@ -132,7 +167,7 @@ tm_C_Initialize(CK_VOID_PTR pInitArgs)
 		paths = reserved_paths((const char *)args->pReserved);
 	if (paths == NULL)
 		paths = configured_paths();
-	if (!add_paths(paths ? paths : P11GLUE_TRUST_PATHS)) {
+	if (!add_paths(paths ? paths : P11GLUE_TRUST_PATHS) || (paths == NULL && !add_defaults())) {
 		for (size_t i = 0; i < pg_tm.n_stores; i++)
 			pg_tstore_free(pg_tm.stores[i]);
 		pg_tm.n_stores = 0;

@@ -99,6 +99,43 @@ pg_tstore_label(const pg_tstore *s)
 	return s->label;
 }
 
+pg_tstore *
+pg_tstore_new_default(const char *path, const char *label, unsigned mode)
+{
+	pg_tstore *s = pg_tstore_new(path);
+
+	if (s == NULL)
+		return NULL;
+	s->is_dir = true;
+	s->create_mode = mode;
+	snprintf(s->label, sizeof(s->label), "%s", label);
+	return s;
+}
+
+/* The nearest directory of path that exists: writable? */
+static bool
+creatable(const char *path)
+{
+	char *dir = strdup(path), *slash;
+	struct stat st;
+	bool ok = false;
+
+	while (dir != NULL && (slash = strrchr(dir, '/')) != NULL) {
+		if (slash == dir)
+			slash[1] = 0;
+		else
+			*slash = 0;
+		if (lstat(dir, &st) == 0) {
+			ok = S_ISDIR(st.st_mode) && access(dir, W_OK) == 0;
+			break;
+		}
+		if (slash == dir)
+			break;
+	}
+	free(dir);
+	return ok;
+}
+
 bool
 pg_tstore_writable(const pg_tstore *s)
 {
@@ -107,7 +144,42 @@ pg_tstore_writable(const pg_tstore *s)
 	/* Distribution-owned locations are never written. */
 	if (strncmp(s->path, "/usr/", 5) == 0 && strncmp(s->path, "/usr/local/", 11) != 0)
 		return false;
-	return stat(s->path, &st) == 0 && S_ISDIR(st.st_mode) && access(s->path, W_OK) == 0;
+	if (stat(s->path, &st) == 0)
+		return S_ISDIR(st.st_mode) && access(s->path, W_OK) == 0;
+	return s->create_mode != 0 && errno == ENOENT && creatable(s->path);
+}
+
+bool
+pg_tstore_make_dir(const pg_tstore *s)
+{
+	char *dir;
+	struct stat st;
+	bool ok = true;
+
+	if (stat(s->path, &st) == 0 || s->create_mode == 0)
+		return S_ISDIR(st.st_mode);
+	if ((dir = strdup(s->path)) == NULL)
+		return false;
+	/* Each missing component, from the top (mkdir does not follow a
+	 * link planted where a directory is expected). */
+	for (char *p = dir + 1; ok; p++) {
+		bool last = *p == 0;
+		if (*p != '/' && !last)
+			continue;
+		*p = 0;
+		if (mkdir(dir, (mode_t)s->create_mode) == 0)
+			/* Readable by whom the mode says, whatever the umask. */
+			ok = chmod(dir, (mode_t)s->create_mode) == 0;
+		else if (errno != EEXIST || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
+			ok = false;
+		if (last)
+			break;
+		*p = '/';
+	}
+	if (!ok)
+		pg_message("%s: cannot make the directory: %s", dir, strerror(errno));
+	free(dir);
+	return ok;
 }
 
 const pg_source *

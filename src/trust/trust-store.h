@@ -52,6 +52,8 @@ typedef struct pg_tstore {
 	char *path;
 	char label[33];
 	bool is_dir;
+	unsigned create_mode;          /* a default directory, made with this mode on
+	                                * the first write; 0 for a configured path */
 	pg_source *sources;
 	size_t n_sources;
 	bool built;
@@ -68,6 +70,16 @@ typedef struct pg_tstore {
  * crls/). Nothing is read until pg_tstore_refresh.
  */
 pg_tstore *pg_tstore_new(const char *path);
+/*
+ * A store for one of the default writable directories (common/trust-dirs.h),
+ * labelled label: a directory, even before it exists, writable when it
+ * could be made, and made (with its missing parents, mode) on the first
+ * write.
+ */
+pg_tstore *pg_tstore_new_default(const char *path, const char *label, unsigned mode);
+/* Makes a default directory that is missing (and its parents); true when
+ * it exists afterwards. */
+bool pg_tstore_make_dir(const pg_tstore *store);
 void pg_tstore_free(pg_tstore *store);
 
 /*
@@ -80,7 +92,8 @@ bool pg_tstore_refresh(pg_tstore *store);
 const char *pg_tstore_path(const pg_tstore *store);
 /* "System Trust", "Default Trust" or the path's last component. */
 const char *pg_tstore_label(const pg_tstore *store);
-/* A directory that we may write to (not under /usr except /usr/local). */
+/* A directory that we may write to (not under /usr except /usr/local),
+ * or a default directory that we may make. */
 bool pg_tstore_writable(const pg_tstore *store);
 
 static inline size_t

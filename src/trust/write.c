@@ -96,8 +96,10 @@ file_name(char *out, size_t size, const unsigned char *label, size_t len, const 
 
 	for (size_t i = 0; i < len && o + 1 < size && o < 64; i++) {
 		unsigned char c = label[i];
-		out[o++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		           (c >= '0' && c <= '9') || c == '-' || c == '.' ? (char)c : '_';
+		/* Not a leading '.': readers skip hidden files. */
+		bool keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+		            (c >= '0' && c <= '9') || c == '-' || (c == '.' && o > 0);
+		out[o++] = keep ? (char)c : '_';
 	}
 	if (o == 0)
 		o = (size_t)snprintf(out, size, "%s", fallback);
@@ -117,37 +119,63 @@ write_object(const tmpl *t, const CK_ATTRIBUTE *attrs, CK_ULONG n, const char *f
 	pg_persist_write_file(&out->text, attrs, n);
 }
 
-/* Writes a new file NAME.p11-kit (NAME.N.p11-kit if taken); its path
- * into path[size]. */
+static bool
+write_all(int fd, const char *text, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, text, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		text += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/*
+ * Writes a new file NAME.p11-kit (NAME.N.p11-kit if taken), its path
+ * into path[size]: whole, under a hidden temporary name (readers skip
+ * dot files), then links it to its name, which it never replaces: a
+ * reader sees all of it or nothing, and no file or link already there is
+ * written through.
+ */
 static CK_RV
 write_new(pg_tstore *s, new_file *file, char *path, size_t size)
 {
 	size_t len;
-	char *text = pg_buf_steal(&file->text, &len);
+	char *text = pg_buf_steal(&file->text, &len), tmp[4200];
+	bool ok;
 	int fd = -1;
 
 	if (text == NULL)
 		return CKR_HOST_MEMORY;
-	for (int i = 0; i < 1000 && fd < 0; i++) {
+	if (!pg_tstore_make_dir(s)) {
+		free(text);
+		return CKR_DEVICE_ERROR;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", pg_tstore_path(s), file->name);
+	fd = mkstemp(tmp);
+	ok = fd >= 0 && fchmod(fd, 0644) == 0 && write_all(fd, text, len) && fsync(fd) == 0;
+	if (fd >= 0)
+		ok = close(fd) == 0 && ok;
+	free(text);
+	for (int i = 0; ok && i < 1000; i++) {
 		if (i == 0)
 			snprintf(path, size, "%s/%s.p11-kit", pg_tstore_path(s), file->name);
 		else
 			snprintf(path, size, "%s/%s.%d.p11-kit", pg_tstore_path(s), file->name, i);
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-		if (fd < 0 && errno != EEXIST)
-			break;
-	}
-	if (fd < 0 || write(fd, text, len) != (ssize_t)len) {
-		pg_message("%s: cannot write: %s", path, strerror(errno));
-		if (fd >= 0) {
-			close(fd);
-			unlink(path);
+		if (link(tmp, path) == 0) {
+			unlink(tmp);
+			return CKR_OK;
 		}
-		free(text);
-		return CKR_DEVICE_ERROR;
+		ok = errno == EEXIST;
 	}
-	free(text);
-	return close(fd) == 0 ? CKR_OK : CKR_DEVICE_ERROR;
+	pg_message("%s: cannot write: %s", fd < 0 ? pg_tstore_path(s) : path, strerror(errno));
+	if (fd >= 0)
+		unlink(tmp);
+	return CKR_DEVICE_ERROR;
 }
 
 static const CK_ATTRIBUTE_TYPE cert_types[] = {
