@@ -52,9 +52,12 @@ trust_usage(FILE *out)
 	        "  list             List trust or certificates\n"
 	        "  extract          Extract certificates and trust\n"
 	        "  anchor           Add, remove, change trust anchors\n"
+	        "  distrust         Distrust certificates, or lift a distrust\n"
+	        "  crl              Add or remove CRLs\n"
+	        "  extract-compat   Bring the files programs read up to date\n"
 	        "  dump             Dump trust objects in internal format\n"
 	        "  check-format     Check the format of persistence files\n"
-	        "  check            Check that OpenSSL, GnuTLS, NSS and Java agree\n\n"
+	        "  check            Check that the programs that read trust agree with it\n\n"
 	        "See 'trust <command> --help' for more information\n");
 }
 
@@ -180,6 +183,51 @@ print_uri_id(FILE *out, const pg_tcert *c)
 	fprintf(out, "type=cert");
 }
 
+/* A distrusted issuer and serial number (a CRL's revocation, or a
+ * blocklist entry without a certificate): distrusted, so it belongs to
+ * the blocklist. */
+static bool
+revoked_selected(const pg_trevoked *r, int filter, const p11glue_uri *uri)
+{
+	CK_OBJECT_CLASS klass = CKO_CERTIFICATE;
+	CK_ATTRIBUTE a[] = { { CKA_CLASS, &klass, sizeof(klass) },
+	                     { CKA_LABEL, r->label, strlen(r->label) } };
+
+	if (filter == PG_F_URI)
+		return p11glue_uri_match_attributes(uri, a, 2);
+	return filter != PG_F_ANCHORS;
+}
+
+static void
+list_revoked(const pg_trevoked *r, pg_json *json)
+{
+	char *issuer = pg_trust_name_text(r->issuer, r->issuer_len);
+	char *serial = pg_trust_serial_text(r->serial, r->serial_len);
+
+	if (json) {
+		pg_json_begin_object(json);
+		pg_json_key(json, "type");
+		pg_json_string(json, "certificate");
+		pg_json_key(json, "label");
+		pg_json_string(json, r->label);
+		pg_json_key(json, "trust");
+		pg_json_string(json, "distrusted");
+		pg_json_key(json, "category");
+		pg_json_string(json, "unspecified");
+		pg_json_key(json, "issuer");
+		pg_json_string(json, issuer ? issuer : "");
+		pg_json_key(json, "serial");
+		pg_json_string(json, serial ? serial : "");
+		pg_json_end_object(json);
+	} else {
+		printf("pkcs11:type=cert\n    type: certificate\n    label: %s\n    trust: distrusted\n"
+		       "    category: unspecified\n    issuer: %s\n    serial: %s\n\n",
+		       r->label, issuer ? issuer : "?", serial ? serial : "?");
+	}
+	free(issuer);
+	free(serial);
+}
+
 int
 pg_cmd_trust_list(int argc, char **argv)
 {
@@ -227,6 +275,9 @@ pg_cmd_trust_list(int argc, char **argv)
 		printf("\n    type: certificate\n    label: %s\n    trust: %s\n    category: %s\n\n",
 		       c->label, trust, category_name(c->category));
 	}
+	for (size_t i = 0; i < set.n_revoked; i++)
+		if (revoked_selected(&set.revoked[i], o.filter, o.uri))
+			list_revoked(&set.revoked[i], o.json ? &json : NULL);
 	if (o.json) {
 		pg_json_end_array(&json);
 		pg_json_finish(&json);
@@ -264,37 +315,6 @@ pg_cmd_trust_extract(int argc, char **argv)
 out:
 	p11glue_uri_free(o.uri);
 	return rv;
-}
-
-static void
-anchor_help(FILE *out)
-{
-	fprintf(out, "usage: trust anchor --store <file> ...\n"
-	             "       trust anchor --remove <file or URI> ...\n\n"
-	             "  -v, --verbose       show verbose debug output\n"
-	             "  -q, --quiet         suppress command output\n");
-}
-
-int
-pg_cmd_trust_anchor(int argc, char **argv)
-{
-	int next, action = 's', rv;
-	const pg_opt table[] = {
-		{ "store", 0, PG_OPT_SET, &action, 's' },
-		{ "remove", 0, PG_OPT_SET, &action, 'r' },
-		{ "verbose", 'v', PG_OPT_IGNORE, NULL, 0 },
-		{ "quiet", 'q', PG_OPT_IGNORE, NULL, 0 },
-	};
-
-	rv = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), anchor_help,
-	                     PG_OPTS_HELP_ON_ERROR, -1, &next);
-	if (rv >= 0)
-		return rv;
-	if (next >= argc) {
-		pg_message("specify one or more anchors to %s", action == 's' ? "store" : "remove");
-		return PG_EXIT_USAGE;
-	}
-	return pg_trust_anchor(action == 's', argv + next, argc - next);
 }
 
 /* check-format FILE...: each must be a valid persistence-format file. */

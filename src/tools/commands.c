@@ -44,10 +44,15 @@ const pg_command pg_commands[] = {
 	{ "trust", "list", "List trust or certificates", pg_cmd_trust_list },
 	{ "trust", "extract", "Extract certificates and trust", pg_cmd_trust_extract },
 	{ "trust", "anchor", "Add, remove, change trust anchors", pg_cmd_trust_anchor },
+	{ "trust", "distrust", "Distrust certificates, or lift a distrust", pg_cmd_trust_distrust },
+	{ "trust", "crl", "Add or remove CRLs", pg_cmd_trust_crl },
+	{ "trust", "extract-compat", "Bring the files programs read up to date",
+	  pg_cmd_trust_extract_compat },
 	{ "trust", "dump", "Dump trust objects in internal format", pg_cmd_trust_dump },
 	{ "trust", "check-format", "Check the format of persistence files",
 	  pg_cmd_trust_check_format },
-	{ "trust", "check", "Check that OpenSSL, GnuTLS, NSS and Java agree", pg_cmd_trust_check },
+	{ "trust", "check", "Check that the programs that read trust agree with it",
+	  pg_cmd_trust_check },
 };
 
 const size_t pg_n_commands = PG_N_ELEMENTS(pg_commands);

@@ -47,11 +47,15 @@ int pg_cmd_certify(int argc, char **argv);
 int pg_cmd_request(int argc, char **argv);
 
 /* trust and its commands (cmd-trust.c, cmd-trust-dump.c,
- * cmd-trust-check.c); pg_cmd_trust is also p11-kit's `trust`. */
+ * cmd-trust-check.c, cmd-trust-decide.c); pg_cmd_trust is also p11-kit's
+ * `trust`. */
 int pg_cmd_trust(int argc, char **argv);
 int pg_cmd_trust_list(int argc, char **argv);
 int pg_cmd_trust_extract(int argc, char **argv);
 int pg_cmd_trust_anchor(int argc, char **argv);
+int pg_cmd_trust_distrust(int argc, char **argv);
+int pg_cmd_trust_crl(int argc, char **argv);
+int pg_cmd_trust_extract_compat(int argc, char **argv);
 int pg_cmd_trust_dump(int argc, char **argv);
 int pg_cmd_trust_check_format(int argc, char **argv);
 int pg_cmd_trust_check(int argc, char **argv);

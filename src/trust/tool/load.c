@@ -192,9 +192,43 @@ index_cert(pg_trust_set *set, cert_index *ix, size_t k)
 	return true;
 }
 
+/* A distrusted certificate object without a value: its issuer and
+ * serial number, once. */
+static void
+add_revoked(pg_trust_set *set, CK_FUNCTION_LIST *f, CK_SESSION_HANDLE s, CK_OBJECT_HANDLE o)
+{
+	pg_trevoked r = { NULL, NULL, 0, 0, NULL }, *grown;
+	size_t len = 0;
+
+	r.issuer = pg_objects_get(f, s, o, CKA_ISSUER, &r.issuer_len);
+	r.serial = pg_objects_get(f, s, o, CKA_SERIAL_NUMBER, &r.serial_len);
+	for (size_t i = 0; r.issuer && r.serial && i < set->n_revoked; i++)
+		if (set->revoked[i].issuer_len == r.issuer_len &&
+		    set->revoked[i].serial_len == r.serial_len &&
+		    memcmp(set->revoked[i].issuer, r.issuer, r.issuer_len) == 0 &&
+		    memcmp(set->revoked[i].serial, r.serial, r.serial_len) == 0)
+			goto out;
+	if (r.issuer == NULL || r.serial == NULL || r.issuer_len == 0 || r.serial_len == 0)
+		goto out;
+	grown = realloc(set->revoked, (set->n_revoked + 1) * sizeof(*grown));
+	if (grown == NULL)
+		goto out;
+	set->revoked = grown;
+	r.label = (char *)pg_objects_get(f, s, o, CKA_LABEL, &len);
+	if (r.label == NULL && (r.label = strdup("")) == NULL)
+		goto out;
+	set->revoked[set->n_revoked++] = r;
+	return;
+out:
+	free(r.issuer);
+	free(r.serial);
+}
+
 static void
 load_token(pg_trust_set *set, cert_index *ix, CK_FUNCTION_LIST *f, CK_SLOT_ID slot)
 {
+	uint32_t bit = set->n_locations >= 1 && set->n_locations <= 32
+	               ? (uint32_t)1 << (set->n_locations - 1) : 0;
 	CK_SESSION_HANDLE s;
 	CK_OBJECT_CLASS klass = CKO_CERTIFICATE, crl_class = CKO_NSS_CRL;
 	CK_ATTRIBUTE t = { CKA_CLASS, &klass, sizeof(klass) };
@@ -217,6 +251,8 @@ load_token(pg_trust_set *set, cert_index *ix, CK_FUNCTION_LIST *f, CK_SLOT_ID sl
 		pg_cert parsed;
 		if (der == NULL || len == 0) {
 			free(der);
+			if (distrusted)
+				add_revoked(set, f, s, objs[i]);
 			continue;
 		}
 		h = hash_der(der, len);
@@ -226,6 +262,8 @@ load_token(pg_trust_set *set, cert_index *ix, CK_FUNCTION_LIST *f, CK_SLOT_ID sl
 			free(der);
 			c->distrusted |= distrusted;
 			c->trusted = c->trusted && !c->distrusted;
+			c->trusted_in |= trusted && !distrusted ? bit : 0;
+			c->distrusted_in |= distrusted ? bit : 0;
 			continue;
 		}
 		c = realloc(set->certs, (set->n_certs + 1) * sizeof(*c));
@@ -257,6 +295,8 @@ load_token(pg_trust_set *set, cert_index *ix, CK_FUNCTION_LIST *f, CK_SLOT_ID sl
 		}
 		c->distrusted = distrusted;
 		c->trusted = trusted && !distrusted;
+		c->trusted_in = c->trusted ? bit : 0;
+		c->distrusted_in = distrusted ? bit : 0;
 		spki = pg_objects_get(f, s, objs[i], CKA_PUBLIC_KEY_INFO, &l2);
 		if (spki)
 			apply_stapled(c, stapled, n_stapled, spki, l2);
@@ -365,7 +405,34 @@ pg_trust_release(void)
 typedef struct {
 	pg_trust_set *set;
 	cert_index ix;
+	bool (*keep)(const char *location, void *data);
+	void *data;
 } load_job;
+
+void
+pg_trust_token_location(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, char out[65])
+{
+	CK_SLOT_INFO info;
+	size_t len = 0;
+
+	if (f->C_GetSlotInfo(slot, &info) == CKR_OK) {
+		memcpy(out, info.slotDescription, sizeof(info.slotDescription));
+		for (len = sizeof(info.slotDescription); len > 0 && out[len - 1] == ' '; len--)
+			;
+	}
+	out[len] = 0;
+}
+
+bool
+pg_trust_location_is(const char *location, const char *path)
+{
+	size_t len = strlen(path);
+
+	/* A slot description holds 64 bytes: a longer path is cut there. */
+	if (len > 64)
+		len = 64;
+	return path[0] != 0 && strlen(location) == len && memcmp(location, path, len) == 0;
+}
 
 /* Remembers the module of a token that is read, for `trust check`. */
 static void
@@ -403,20 +470,41 @@ static void
 load_one(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool policy, void *data)
 {
 	load_job *job = data;
-	add_module(job->set, f, slot, policy);
-	load_token(job->set, &job->ix, f, slot);
+	pg_trust_set *set = job->set;
+	char location[65], **grown;
+
+	pg_trust_token_location(f, slot, location);
+	if (job->keep && !job->keep(location, job->data))
+		return;
+	grown = realloc(set->locations, (set->n_locations + 1) * sizeof(*grown));
+	if (grown == NULL || (grown[set->n_locations] = strdup(location)) == NULL) {
+		if (grown)
+			set->locations = grown;
+		return;
+	}
+	set->locations = grown;
+	set->n_locations++;
+	add_module(set, f, slot, policy);
+	load_token(set, &job->ix, f, slot);
 }
 
 int
-pg_trust_load(pg_trust_set *set)
+pg_trust_load_where(pg_trust_set *set, bool (*keep)(const char *location, void *data),
+                    void *data)
 {
-	load_job job = { set, { NULL, 0 } };
+	load_job job = { set, { NULL, 0 }, keep, data };
 	int rv;
 
 	memset(set, 0, sizeof(*set));
 	rv = pg_trust_each_token(load_one, &job);
 	free(job.ix.slots);
 	return rv;
+}
+
+int
+pg_trust_load(pg_trust_set *set)
+{
+	return pg_trust_load_where(set, NULL, NULL);
 }
 
 void
@@ -439,6 +527,15 @@ pg_trust_clear(pg_trust_set *set)
 	for (size_t i = 0; i < set->n_crls; i++)
 		free(set->crls[i].der);
 	free(set->crls);
+	for (size_t i = 0; i < set->n_locations; i++)
+		free(set->locations[i]);
+	free(set->locations);
+	for (size_t i = 0; i < set->n_revoked; i++) {
+		free(set->revoked[i].issuer);
+		free(set->revoked[i].serial);
+		free(set->revoked[i].label);
+	}
+	free(set->revoked);
 	memset(set, 0, sizeof(*set));
 	pg_trust_release();
 }

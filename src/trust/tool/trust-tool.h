@@ -35,7 +35,18 @@ typedef struct {
 	bool unreadable;           /* a stapled extension or extKeyUsage is unreadable */
 	bool rejects_unreadable;   /* its stapled reject list is unreadable */
 	uint64_t hash;             /* of der, to find copies */
+	uint32_t trusted_in;       /* bit i: a copy in locations[i] is trusted ... */
+	uint32_t distrusted_in;    /* ... distrusted (the first 32 locations) */
 } pg_tcert;
+
+/* A distrusted issuer and serial number without a certificate: a
+ * revocation by a CRL in use, or a blocklist entry that names no
+ * certificate. DER of the Name and of the INTEGER. */
+typedef struct {
+	unsigned char *issuer, *serial;
+	size_t issuer_len, serial_len;
+	char *label;
+} pg_trevoked;
 
 typedef struct {
 	unsigned char *der;
@@ -58,6 +69,10 @@ typedef struct {
 	size_t n_crls;
 	pg_tmodule *modules;           /* valid until pg_trust_clear */
 	size_t n_modules;
+	char **locations;              /* each token's path (slot description), in order */
+	size_t n_locations;
+	pg_trevoked *revoked;
+	size_t n_revoked;
 } pg_trust_set;
 
 /* Filters of list and extract. */
@@ -76,6 +91,14 @@ bool pg_trust_writable_token(CK_FUNCTION_LIST **fp, CK_SLOT_ID *slot);
 
 /* Loads every certificate and CRL the trust modules expose. */
 int pg_trust_load(pg_trust_set *set);
+/* The same, of the tokens whose location keep accepts. */
+int pg_trust_load_where(pg_trust_set *set, bool (*keep)(const char *location, void *data),
+                        void *data);
+/* The path of a trust token (its slot description, blanks removed) into
+ * out[65]; empty when unknown. A path longer than 64 bytes is cut. */
+void pg_trust_token_location(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, char out[65]);
+/* Does a location (a slot description) name path? */
+bool pg_trust_location_is(const char *location, const char *path);
 /* Frees the set and releases the modules. */
 void pg_trust_clear(pg_trust_set *set);
 /* Does cert pass the filter (and the purpose OID, may be NULL)? Never
@@ -93,13 +116,82 @@ int pg_trust_extract(const pg_trust_set *set, const char *format, int filter,
  * code-signing) or of a dotted OID given as is; NULL if neither. */
 const char *pg_trust_purpose_oid(const char *name);
 
-/*
- * Stores (store) or removes the anchors names[0 .. n-1] name: files
- * holding a certificate (PEM or DER), or to remove also PKCS#11 URIs of
- * certificates on a trust token, in the first writable trust token
- * (anchor.c). Returns an exit code.
+/* ---------------------------------------------------------------------------
+ * Trust decisions (decide.c) and the files they reach (compat.c)
  */
-int pg_trust_anchor(bool store, char **names, int n);
+
+/* What the files other programs read became: one line per file in
+ * changed ("+PATH" written, "-PATH" removed, "~PATH" edited), and what
+ * the user should know, one line each, in notes. */
+typedef struct {
+	const char *level;          /* "system" or "user" */
+	bool updated;               /* the files are up to date */
+	pg_buf changed;
+	pg_buf notes;
+} pg_compat_report;
+
+void pg_compat_report_init(pg_compat_report *r);
+void pg_compat_report_clear(pg_compat_report *r);
+
+enum {
+	PG_COMPAT_MAKE = 1 << 0,     /* user: make the files when missing (setup) */
+	PG_COMPAT_HOOK = 1 << 1,     /* system: run by update-ca-certificates' hook */
+	PG_COMPAT_UNDO = 1 << 2      /* take p11glue's part out of the files (setup --undo) */
+};
+
+/*
+ * Brings the files programs read by default up to date with the trust
+ * decisions: with system, Debian's (update-ca-certificates' inputs, then
+ * it runs), else the user's extracted files (when they exist, or with
+ * PG_COMPAT_MAKE). Returns an exit code; r says what changed.
+ */
+int pg_trust_compat(bool system, unsigned flags, pg_compat_report *r);
+
+typedef enum {
+	PG_DECIDE_ANCHOR,            /* store an anchor */
+	PG_DECIDE_UNANCHOR,          /* remove one */
+	PG_DECIDE_DISTRUST,          /* distrust a certificate */
+	PG_DECIDE_UNDISTRUST,        /* lift the distrust */
+	PG_DECIDE_CRL_ADD,
+	PG_DECIDE_CRL_REMOVE
+} pg_decide_op;
+
+/* One operand's outcome. */
+typedef struct {
+	const char *operand;        /* as given (lent) */
+	char *certificate;          /* its name (a CRL: its issuer's), or NULL */
+	char sha1[41];              /* of the certificate or CRL, hex */
+	const char *result;         /* "stored", "removed", "distrusted", "trusted again",
+	                             * "already stored", "already distrusted", or NULL */
+	const char *replaced;       /* the decision it replaced there, or NULL */
+	char *file;                 /* a CRL's file, or NULL */
+} pg_decide_item;
+
+typedef struct {
+	const char *level;          /* "system", "user", or NULL: a configured location */
+	char location[4200];        /* the writable token's path ("" when unknown) */
+	pg_decide_item *items;
+	size_t n_items;
+	pg_compat_report compat;
+} pg_decide_report;
+
+/*
+ * Makes one decision about each of names[0 .. n-1]: files holding a
+ * certificate (PEM or DER), or, to remove an anchor or a distrust, also
+ * PKCS#11 URIs of certificates on the token; for CRLs, CRL files (PEM or
+ * DER), or to remove, also the certificate of the issuer. It goes to
+ * the first writable trust token; when that is the system's or the
+ * user's default directory, the files other programs read follow.
+ * Stops at the first operand that fails. Returns an exit code; r says
+ * what was done (pg_decide_report_clear).
+ */
+int pg_trust_decide(pg_decide_op op, char **names, int n, pg_decide_report *r);
+void pg_decide_report_clear(pg_decide_report *r);
+
+/* An X.509 Name (DER) as RFC 2253 text, a serial number (INTEGER DER)
+ * as hex; free(). NULL when they cannot be read. */
+char *pg_trust_name_text(const unsigned char *der, size_t len);
+char *pg_trust_serial_text(const unsigned char *der, size_t len);
 
 /*
  * Writes every object of the trust tokens that filter selects (NULL:

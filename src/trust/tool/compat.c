@@ -1,0 +1,307 @@
+/*
+ * The files other programs read, kept up to date with the trust
+ * decisions (trust-tool.h, pg_trust_compat): a user's here, the
+ * system's in compat-debian.c.
+ *
+ * A user's programs read what the environment `p11glue setup --trust`
+ * writes points them to: three files in the user's extracted directory,
+ * made from every trust-policy token (the system's decisions and the
+ * user's): TLS anchors as a PEM bundle (SSL_CERT_FILE, CURL_CA_BUNDLE,
+ * REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS), OpenSSL's hashed directory
+ * with the distrusted certificates rejected and the CRLs (SSL_CERT_DIR)
+ * and a Java keystore (javax.net.ssl.trustStore). Each is made in a
+ * temporary directory beside them and moved into place whole (a
+ * directory by an exchange of the two), so a program never reads half.
+ */
+#define _GNU_SOURCE /* renameat2 */
+#include "config.h"
+
+#include "trust-compat.h"
+#include "trust-dirs.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+void
+pg_compat_report_init(pg_compat_report *r)
+{
+	memset(r, 0, sizeof(*r));
+	pg_buf_init(&r->changed);
+	pg_buf_init(&r->notes);
+}
+
+void
+pg_compat_report_clear(pg_compat_report *r)
+{
+	pg_buf_clear(&r->changed);
+	pg_buf_clear(&r->notes);
+	memset(r, 0, sizeof(*r));
+}
+
+void
+pg_compat_changed(pg_compat_report *r, char sign, const char *path)
+{
+	pg_buf_printf(&r->changed, "%c%s\n", sign, path);
+}
+
+void
+pg_compat_note(pg_compat_report *r, const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	pg_buf_printf(&r->notes, "%s\n", line);
+}
+
+bool
+pg_compat_write(const char *path, const void *data, size_t len, mode_t mode)
+{
+	char tmp[4200];
+	const char *slash = strrchr(path, '/');
+	const char *p = data;
+	size_t left = len;
+	int fd;
+	bool ok;
+
+	if (slash == NULL)
+		return false;
+	snprintf(tmp, sizeof(tmp), "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
+	if ((fd = mkstemp(tmp)) < 0) {
+		pg_message("%s: %s", path, strerror(errno));
+		return false;
+	}
+	ok = fchmod(fd, mode) == 0;
+	while (ok && left > 0) {
+		ssize_t n = write(fd, p, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		ok = n > 0;
+		p += ok ? n : 0;
+		left -= ok ? (size_t)n : 0;
+	}
+	ok = ok && fsync(fd) == 0;
+	ok = close(fd) == 0 && ok;
+	if (ok && rename(tmp, path) == 0)
+		return true;
+	pg_message("%s: %s", path, strerror(errno));
+	unlink(tmp);
+	return false;
+}
+
+void
+pg_compat_remove_tree(const char *path)
+{
+	struct stat st;
+	DIR *dir;
+	struct dirent *e;
+	char child[4200];
+
+	if (lstat(path, &st) != 0)
+		return;
+	if (!S_ISDIR(st.st_mode)) {
+		unlink(path);
+		return;
+	}
+	chmod(path, 0700);
+	if ((dir = opendir(path)) != NULL) {
+		while ((e = readdir(dir)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
+			pg_compat_remove_tree(child);
+		}
+		closedir(dir);
+	}
+	rmdir(path);
+}
+
+int
+pg_compat_run(char *const argv[], const char *input, bool nested)
+{
+	int in[2] = { -1, -1 }, status;
+	pid_t pid;
+
+	if (input != NULL && pipe2(in, O_CLOEXEC) != 0)
+		return -1;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (null < 0 || dup2(input ? in[0] : null, 0) < 0 || dup2(null, 1) < 0)
+			_exit(127);
+		if (nested)
+			setenv("P11GLUE_COMPAT_NESTED", "1", 1);
+		execve(argv[0], argv, environ);
+		_exit(127);
+	}
+	if (input != NULL) {
+		size_t left = strlen(input);
+		close(in[0]);
+		while (pid > 0 && left > 0) {
+			ssize_t n = write(in[1], input, left);
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			input += n;
+			left -= (size_t)n;
+		}
+		close(in[1]);
+	}
+	if (pid < 0)
+		return -1;
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* ---------------------------------------------------------------------------
+ * A user's files
+ */
+
+static const struct {
+	const char *name, *format;
+	int filter;
+	bool tls;                    /* for server authentication only */
+} user_files[] = {
+	{ PG_TRUST_EXTRACTED_BUNDLE, "pem-bundle", PG_F_ANCHORS, true },
+	{ PG_TRUST_EXTRACTED_DIR, "openssl-directory", PG_F_POLICY, false },
+	{ PG_TRUST_EXTRACTED_JAVA, "java-cacerts", PG_F_ANCHORS, true },
+};
+
+/* Makes dir (and its missing parents, 0700: it is under the home). */
+static bool
+make_user_dir(const char *dir)
+{
+	char *copy = strdup(dir);
+	struct stat st;
+	bool ok = copy != NULL;
+
+	for (char *p = copy ? copy + 1 : NULL; ok; p++) {
+		bool last = *p == 0;
+		if (*p != '/' && !last)
+			continue;
+		*p = 0;
+		if (mkdir(copy, 0700) != 0 && (errno != EEXIST || stat(copy, &st) != 0 ||
+		                               !S_ISDIR(st.st_mode)))
+			ok = false;
+		if (last)
+			break;
+		*p = '/';
+	}
+	if (!ok)
+		pg_message("%s: cannot make the directory: %s", dir, strerror(errno));
+	free(copy);
+	return ok;
+}
+
+/* Moves what tmp/name holds to dir/name: files by a rename, a directory
+ * by exchanging the two (the old one is left in tmp). */
+static bool
+move_into_place(const char *tmp, const char *dir, const char *name)
+{
+	char from[4200], to[4200];
+	struct stat st;
+
+	if (snprintf(from, sizeof(from), "%s/%s", tmp, name) >= (int)sizeof(from) ||
+	    snprintf(to, sizeof(to), "%s/%s", dir, name) >= (int)sizeof(to)) {
+		pg_message("%s: the path is too long", dir);
+		return false;
+	}
+	if (lstat(from, &st) == 0 && S_ISDIR(st.st_mode) && lstat(to, &st) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0)
+			return true;
+		/* No exchange here: the old one goes first (a short gap). */
+		if (errno != EINVAL && errno != ENOSYS)
+			goto fail;
+		pg_compat_remove_tree(to);
+	} else if (lstat(to, &st) == 0 && S_ISDIR(st.st_mode)) {
+		pg_compat_remove_tree(to);
+	}
+	if (rename(from, to) == 0)
+		return true;
+fail:
+	pg_message("%s: %s", to, strerror(errno));
+	return false;
+}
+
+static int
+compat_user(unsigned flags, pg_compat_report *r)
+{
+	char *dir = pg_trust_user_path(PG_TRUST_EXTRACTED);
+	char tmp[4200], path[4300];
+	struct stat st;
+	pg_trust_set set;
+	int rv = PG_EXIT_OK;
+
+	if (dir == NULL) {
+		pg_compat_note(r, "no home directory: a user's files cannot be kept");
+		return PG_EXIT_FAIL;
+	}
+	if (flags & PG_COMPAT_UNDO) {
+		if (lstat(dir, &st) == 0) {
+			pg_compat_remove_tree(dir);
+			pg_compat_changed(r, '-', dir);
+		}
+		goto out;
+	}
+	if (lstat(dir, &st) != 0 && !(flags & PG_COMPAT_MAKE)) {
+		pg_compat_note(r, "programs that read certificate files (OpenSSL, curl, Python, Java) "
+		               "do not see this user's trust decisions: 'p11glue setup --trust' "
+		               "points them to files that every trust command keeps up to date");
+		goto out;
+	}
+	if (!make_user_dir(dir) || (rv = pg_trust_load(&set)) != PG_EXIT_OK) {
+		rv = PG_EXIT_FAIL;
+		goto out;
+	}
+	snprintf(tmp, sizeof(tmp), "%s/.new-XXXXXX", dir);
+	if (mkdtemp(tmp) == NULL) {
+		pg_message("%s: %s", dir, strerror(errno));
+		pg_trust_clear(&set);
+		rv = PG_EXIT_FAIL;
+		goto out;
+	}
+	for (size_t i = 0; i < PG_N_ELEMENTS(user_files) && rv == PG_EXIT_OK; i++) {
+		snprintf(path, sizeof(path), "%s/%s", tmp, user_files[i].name);
+		rv = pg_trust_extract(&set, user_files[i].format, user_files[i].filter, NULL,
+		                      user_files[i].tls ? pg_trust_purpose_oid("server-auth") : NULL,
+		                      path, false, false);
+	}
+	pg_trust_clear(&set);
+	for (size_t i = 0; i < PG_N_ELEMENTS(user_files) && rv == PG_EXIT_OK; i++) {
+		if (!move_into_place(tmp, dir, user_files[i].name)) {
+			rv = PG_EXIT_FAIL;
+			break;
+		}
+		snprintf(path, sizeof(path), "%s/%s", dir, user_files[i].name);
+		pg_compat_changed(r, '+', path);
+	}
+	pg_compat_remove_tree(tmp);
+	r->updated = rv == PG_EXIT_OK;
+out:
+	free(dir);
+	return rv;
+}
+
+int
+pg_trust_compat(bool system, unsigned flags, pg_compat_report *r)
+{
+	r->level = system ? "system" : "user";
+	return system ? pg_compat_system(flags, r) : compat_user(flags, r);
+}

@@ -1,0 +1,38 @@
+/*
+ * Shared by the parts of `trust` that keep other programs' files up to
+ * date (compat.c for a user's, compat-debian.c for the system's).
+ */
+#ifndef PG_TRUST_COMPAT_H
+#define PG_TRUST_COMPAT_H
+
+#include "trust-tool.h"
+
+#include <sys/types.h>
+
+/* Adds "<sign>PATH" to r->changed, or a note. */
+void pg_compat_changed(pg_compat_report *r, char sign, const char *path);
+void pg_compat_note(pg_compat_report *r, const char *fmt, ...) PG_PRINTF(2, 3);
+
+/*
+ * Replaces path with data whole: a temporary file beside it (mode),
+ * renamed over it; a link at path is replaced, never written through.
+ * False after a message.
+ */
+bool pg_compat_write(const char *path, const void *data, size_t len, mode_t mode);
+
+/* Removes a file or a directory tree (read-only ones too); never follows
+ * a link. */
+void pg_compat_remove_tree(const char *path);
+
+/*
+ * Runs argv[0] (an absolute path) with input on its standard input (NULL:
+ * none), its standard output discarded, its errors on ours; with nested,
+ * P11GLUE_COMPAT_NESTED=1 tells p11glue's hook that p11glue runs it.
+ * Returns its exit status, or -1 when it could not run.
+ */
+int pg_compat_run(char *const argv[], const char *input, bool nested);
+
+/* The system part: Debian's files (compat-debian.c). */
+int pg_compat_system(unsigned flags, pg_compat_report *r);
+
+#endif /* PG_TRUST_COMPAT_H */
