@@ -24,6 +24,12 @@ typedef struct {
 	bool proxy;                  /* --proxy: the proxy module rather than the store */
 	bool system;                 /* --system: for every user, not the caller only */
 	bool verbose;                /* status --verbose: load what the target names */
+	bool undo;                   /* setup --undo */
+	/* Brings the files programs read up to date with the trust decisions
+	 * (or with undo takes p11glue's part out of them), for the system or
+	 * the user; what the command layer gives (src/trust/tool). False
+	 * after a message. */
+	bool (*trust_compat)(bool system, bool undo);
 } pg_setup_env;
 
 /* One file's planned edit. */
@@ -46,6 +52,8 @@ typedef struct {
 	size_t n;
 	pg_buf problems;             /* reasons nothing may be changed, one a line */
 	pg_buf notes;                /* what the user should know, one a line */
+	bool act;                    /* apply even without edits: the target keeps
+	                              * files of its own (trust's extracted files) */
 } pg_setup_plan;
 
 /* What a target reports for `p11glue status`: a state word and facts. */
@@ -80,9 +88,10 @@ extern const pg_setup_target pg_setup_modules;
 extern const pg_setup_target pg_setup_nss;
 extern const pg_setup_target pg_setup_ssh;
 extern const pg_setup_target pg_setup_openssl;
+extern const pg_setup_target pg_setup_trust;
 
 /* Every target, in the order a set-up of all of them runs (setup.c). */
-#define PG_SETUP_N_TARGETS 5
+#define PG_SETUP_N_TARGETS 6
 extern const pg_setup_target *const pg_setup_targets[PG_SETUP_N_TARGETS];
 
 /* ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 
 #include "tool.h"
 #include "setup.h"
+#include "trust-tool.h"
 
 #include <getopt.h>
 #include <stdlib.h>
@@ -134,6 +135,23 @@ typedef struct {
 	bool dry_run, undo, json;
 } setup_args;
 
+/* The trust target's files (src/trust/tool/compat.c), its notes on
+ * standard error. */
+static bool
+trust_compat(bool system, bool undo)
+{
+	pg_compat_report r;
+	const char *p;
+	bool ok;
+
+	pg_compat_report_init(&r);
+	ok = pg_trust_compat(system, undo ? PG_COMPAT_UNDO : PG_COMPAT_MAKE, &r) == PG_EXIT_OK;
+	for (p = r.notes.data ? (const char *)r.notes.data : ""; *p; p += strcspn(p, "\n") + 1)
+		fprintf(stderr, "p11glue: trust: %.*s\n", (int)strcspn(p, "\n"), p);
+	pg_compat_report_clear(&r);
+	return ok;
+}
+
 static int
 setup_take(int opt, const char *arg, void *data)
 {
@@ -144,7 +162,7 @@ setup_take(int opt, const char *arg, void *data)
 		a->dry_run = true;
 		return -1;
 	case OPT_UNDO:
-		a->undo = true;
+		a->undo = a->env.undo = true;
 		return -1;
 	case OPT_JSON:
 		a->json = true;
@@ -274,7 +292,7 @@ setup_one(const pg_setup_target *t, const setup_args *a, pg_json *json)
 	if (!t->plan(&a->env, a->undo, &plan)) {
 		pg_setup_problem(&plan, "out of memory");
 	}
-	dry = a->dry_run || plan.n == 0;
+	dry = a->dry_run || (plan.n == 0 && !plan.act);
 	if (plan.problems.len > 0) {
 		print_messages(t->name, &plan.problems);
 		pg_message("%s: nothing was changed", t->name);
@@ -309,7 +327,7 @@ pg_cmd_setup(int argc, char **argv)
 		{ "help", no_argument, NULL, OPT_HELP },
 	};
 	bool selected[N_TARGETS] = { false };
-	setup_args a = { 0 };
+	setup_args a = { .env.trust_compat = trust_compat };
 	size_t n_selected = 0;
 	const char *why;
 	pg_json json;

@@ -222,6 +222,12 @@ move_into_place(const char *tmp, const char *dir, const char *name)
 		pg_message("%s: the path is too long", dir);
 		return false;
 	}
+	/* A directory that moves to another one is written (its ".."): extract
+	 * makes it read-only, the owner keeps the right to write it here. */
+	if (lstat(from, &st) == 0 && S_ISDIR(st.st_mode))
+		chmod(from, 0755);
+	if (lstat(to, &st) == 0 && S_ISDIR(st.st_mode))
+		chmod(to, 0755);
 	if (lstat(from, &st) == 0 && S_ISDIR(st.st_mode) && lstat(to, &st) == 0 &&
 	    S_ISDIR(st.st_mode)) {
 		if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_EXCHANGE) == 0)
