@@ -1,7 +1,8 @@
 /*
  * p11glue trust check: for the configured trust (the tokens `trust list`
- * reads), what OpenSSL, GnuTLS, NSS and Java would accept (judged in
- * src/trust/tool/check.c), reported as text or JSON. Exit 0 when all
+ * reads), what the programs that read it would accept (judged in
+ * src/trust/tool/check.c, from what they read by default or from fresh
+ * extractions), reported as text or JSON. Exit 0 when all
  * agree, 1 on a disagreement (or when an artefact cannot be read), 2 on
  * a usage error.
  */
@@ -20,7 +21,7 @@
 static void
 report_text(const pg_check *ck, bool verbose)
 {
-	for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++)
+	for (size_t n = 0; n < ck->n_consumers; n++)
 		if (ck->consumers[n]->note)
 			printf("note: %s: %s\n", ck->consumers[n]->name, ck->consumers[n]->note);
 	for (size_t i = 0; i < ck->n_items; i++) {
@@ -28,24 +29,31 @@ report_text(const pg_check *ck, bool verbose)
 		const char *want = it->expect_accept ? "accept" : "reject";
 		if (verbose)
 			printf("\"%s\" (%s): expected %s\n", it->name, it->kind, want);
-		for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++) {
+		for (size_t n = 0; n < ck->n_consumers; n++) {
 			int d = it->decision[n];
 			bool bad = d != PG_CHECK_NA && (d == PG_CHECK_ACCEPT) != it->expect_accept;
 			if (verbose)
-				printf("    %-8s %-6s %s%s\n", ck->consumers[n]->name, pg_check_decision_names[d],
-				       bad ? "DISAGREES: " : "", it->why[n]);
+				printf("    %-10s %-6s %s%s\n", ck->consumers[n]->name,
+				       pg_check_decision_names[d], bad ? "DISAGREES: " : "", it->why[n]);
 			else if (bad)
 				printf("disagreement: \"%s\" (%s): %s: expected %s, actual %s: %s\n",
 				       it->name, it->kind, ck->consumers[n]->name, want,
 				       pg_check_decision_names[d], it->why[n]);
+			else if (d == PG_CHECK_NA)
+				printf("cannot express: \"%s\" (%s): %s: %s\n", it->name, it->kind,
+				       ck->consumers[n]->name, it->why[n]);
 		}
 	}
 	printf("trust check for %s: %zu anchors, %zu distrusted, %zu revoked; ",
 	       ck->k.purpose_name, ck->n_anchors, ck->n_distrusted, ck->n_revoked);
-	if (ck->n_disagree == 0)
-		printf("OpenSSL, GnuTLS, NSS and Java agree\n");
-	else
+	if (ck->n_disagree == 0) {
+		for (size_t n = 0; n < ck->n_consumers; n++)
+			printf("%s%s", n == 0 ? "" : n + 1 == ck->n_consumers ? " and " : ", ",
+			       ck->consumers[n]->name);
+		printf(" agree\n");
+	} else {
 		printf("%zu disagreement%s\n", ck->n_disagree, ck->n_disagree == 1 ? "" : "s");
+	}
 }
 
 static void
@@ -78,16 +86,25 @@ report_json(const pg_check *ck, bool verbose)
 	pg_json_ulong(&j, ck->n_revoked);
 	pg_json_key(&j, "agree");
 	pg_json_bool(&j, ck->n_disagree == 0);
+	pg_json_key(&j, "consumers");
+	pg_json_begin_array(&j);
+	for (size_t n = 0; n < ck->n_consumers; n++)
+		pg_json_string(&j, ck->consumers[n]->name);
+	pg_json_end_array(&j);
 	pg_json_key(&j, "notes");
 	pg_json_begin_array(&j);
-	for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++)
-		if (ck->consumers[n]->note)
-			pg_json_string(&j, ck->consumers[n]->note);
+	for (size_t n = 0; n < ck->n_consumers; n++)
+		if (ck->consumers[n]->note) {
+			char line[1200];
+			snprintf(line, sizeof(line), "%s: %s", ck->consumers[n]->name,
+			         ck->consumers[n]->note);
+			pg_json_string(&j, line);
+		}
 	pg_json_end_array(&j);
 	pg_json_key(&j, "disagreements");
 	pg_json_begin_array(&j);
 	for (size_t i = 0; i < ck->n_items; i++)
-		for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++) {
+		for (size_t n = 0; n < ck->n_consumers; n++) {
 			const pg_check_item *it = &ck->items[i];
 			int d = it->decision[n];
 			if (d == PG_CHECK_NA || (d == PG_CHECK_ACCEPT) == it->expect_accept)
@@ -103,6 +120,22 @@ report_json(const pg_check *ck, bool verbose)
 			pg_json_end_object(&j);
 		}
 	pg_json_end_array(&j);
+	pg_json_key(&j, "cannot_express");
+	pg_json_begin_array(&j);
+	for (size_t i = 0; i < ck->n_items; i++)
+		for (size_t n = 0; n < ck->n_consumers; n++) {
+			const pg_check_item *it = &ck->items[i];
+			if (it->decision[n] != PG_CHECK_NA)
+				continue;
+			pg_json_begin_object(&j);
+			json_item_head(&j, it);
+			pg_json_key(&j, "consumer");
+			pg_json_string(&j, ck->consumers[n]->name);
+			pg_json_key(&j, "reason");
+			pg_json_string(&j, it->why[n]);
+			pg_json_end_object(&j);
+		}
+	pg_json_end_array(&j);
 	if (verbose) {
 		pg_json_key(&j, "results");
 		pg_json_begin_array(&j);
@@ -110,7 +143,7 @@ report_json(const pg_check *ck, bool verbose)
 			const pg_check_item *it = &ck->items[i];
 			pg_json_begin_object(&j);
 			json_item_head(&j, it);
-			for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++) {
+			for (size_t n = 0; n < ck->n_consumers; n++) {
 				pg_json_key(&j, ck->consumers[n]->name);
 				pg_json_begin_object(&j);
 				pg_json_key(&j, "decision");
@@ -136,16 +169,20 @@ check_help(FILE *out)
 {
 	fprintf(out,
 	        "usage: p11glue trust check [--purpose=<usage>] [--json] [--verbose]\n"
-	        "                           [--openssl-directory=DIR] [--java-cacerts=FILE]\n\n"
-	        "Compares what OpenSSL, GnuTLS, NSS and Java accept with the configured trust,\n"
-	        "for every anchor, distrusted certificate and revoked serial number.\n\n"
+	        "                           [--fresh | --openssl-directory=DIR | --java-cacerts=FILE]\n\n"
+	        "Compares what programs accept with the configured trust, for every anchor,\n"
+	        "distrusted certificate and revoked serial number: by default reading what\n"
+	        "they read (OpenSSL's default paths, curl's, GnuTLS's trust file, the trust\n"
+	        "modules' objects for GnuTLS, NSS and Chromium, Java's keystore).\n\n"
 	        "  --purpose=<usage>         the purpose to check (default server-auth):\n"
 	        "                              server-auth, client-auth, email, code-signing\n"
 	        "                              or a dotted OID\n"
-	        "  --openssl-directory=DIR   check this directory (as -CApath reads it) instead\n"
-	        "                            of a fresh --format=openssl-directory extraction\n"
-	        "  --java-cacerts=FILE       check this keystore instead of a fresh\n"
-	        "                            --format=java-cacerts extraction\n"
+	        "  --fresh                   check fresh extractions for OpenSSL and Java instead\n"
+	        "                            (can every decision be expressed at all?)\n"
+	        "  --openssl-directory=DIR   with --fresh: this directory (as -CApath reads it)\n"
+	        "                            instead of an extraction (implies --fresh)\n"
+	        "  --java-cacerts=FILE       this keystore instead of an extraction (implies\n"
+	        "                            --fresh)\n"
 	        "  --json                    print the result as JSON\n"
 	        "  -v, --verbose             show every consumer's decision, not only\n"
 	        "                            disagreements\n"
@@ -154,7 +191,8 @@ check_help(FILE *out)
 }
 
 typedef struct {
-	const char *purpose_name, *openssl_dir, *java_keystore;
+	const char *purpose_name;
+	pg_check_sources src;
 	bool json, verbose;
 } check_opts;
 
@@ -163,8 +201,9 @@ parse_check_opts(int argc, char **argv, check_opts *o)
 {
 	const pg_opt table[] = {
 		{ "purpose", 0, PG_OPT_TEXT, &o->purpose_name, 0 },
-		{ "openssl-directory", 0, PG_OPT_TEXT, &o->openssl_dir, 0 },
-		{ "java-cacerts", 0, PG_OPT_TEXT, &o->java_keystore, 0 },
+		{ "fresh", 0, PG_OPT_FLAG, &o->src.fresh, 0 },
+		{ "openssl-directory", 0, PG_OPT_TEXT, &o->src.openssl_dir, 0 },
+		{ "java-cacerts", 0, PG_OPT_TEXT, &o->src.java_keystore, 0 },
 		{ "json", 0, PG_OPT_FLAG, &o->json, 0 },
 		{ "verbose", 'v', PG_OPT_FLAG, &o->verbose, 0 },
 	};
@@ -186,10 +225,10 @@ pg_cmd_trust_check(int argc, char **argv)
 		return rv;
 	if ((purpose = pg_trust_purpose_oid(o.purpose_name)) == NULL)
 		return pg_tool_usage_error(argv[0], "unsupported purpose: %s", o.purpose_name);
+	o.src.fresh |= o.src.openssl_dir != NULL || o.src.java_keystore != NULL;
 	if ((rv = pg_trust_load(&set)) != PG_EXIT_OK)
 		return rv;
-	rv = pg_trust_check_run(&ck, &set, purpose, o.purpose_name, o.openssl_dir,
-	                        o.java_keystore);
+	rv = pg_trust_check_run(&ck, &set, purpose, o.purpose_name, &o.src);
 	if (rv == PG_EXIT_OK) {
 		if (o.json)
 			report_json(&ck, o.verbose);

@@ -293,8 +293,10 @@ extract_artefacts(const pg_trust_set *set, const char *purpose, const char **ope
 void
 pg_trust_check_clear(pg_check *ck)
 {
-	for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++)
+	for (size_t n = 0; n < ck->n_consumers; n++)
 		pg_consumer_free(ck->consumers[n]);
+	for (size_t n = 0; n < PG_N_ELEMENTS(ck->paths); n++)
+		free(ck->paths[n]);
 	for (size_t i = 0; ck->k.x && i < ck->k.set->n_certs; i++)
 		X509_free(ck->k.x[i]);
 	free(ck->k.x);
@@ -304,62 +306,87 @@ pg_trust_check_clear(pg_check *ck)
 	free(ck->items);
 }
 
+/* The consumers of fresh extractions (or of the artefacts given). */
+static bool
+fresh_consumers(pg_check *ck, const char *openssl_dir, const char *ossl_label,
+                const char *java_keystore, const char *java_label)
+{
+	ck->consumers[ck->n_consumers++] = pg_consumer_openssl("OpenSSL", NULL, openssl_dir,
+	                                                       ossl_label, true);
+	ck->consumers[ck->n_consumers++] = pg_consumer_gnutls(ck->k.set, "GnuTLS");
+	ck->consumers[ck->n_consumers++] = pg_consumer_nss(ck->k.set);
+	ck->consumers[ck->n_consumers++] = pg_consumer_java(java_keystore, java_label);
+	return true;
+}
+
 static int
-judge_all(pg_check *ck, const char *openssl_dir, const char *ossl_label,
-          const char *java_keystore, const char *java_label)
+judge_all(pg_check *ck)
 {
 	const pg_trust_set *set = ck->k.set;
 
-	ck->k.x = calloc(set->n_certs + 1, sizeof(X509 *));
-	if (ck->k.x == NULL)
-		return PG_EXIT_FAIL;
-	for (size_t i = 0; i < set->n_certs; i++) {
-		const unsigned char *p = set->certs[i].der;
-		ck->k.x[i] = d2i_X509(NULL, &p, (long)set->certs[i].der_len);
-		if (ck->k.x[i] && set->certs[i].label[0])
-			X509_alias_set1(ck->k.x[i], (const unsigned char *)set->certs[i].label, -1);
-	}
-	ck->consumers[0] = pg_consumer_openssl(openssl_dir, ossl_label);
-	ck->consumers[1] = pg_consumer_gnutls(set);
-	ck->consumers[2] = pg_consumer_nss(set);
-	ck->consumers[3] = pg_consumer_java(java_keystore, java_label);
-	for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++)
+	for (size_t n = 0; n < ck->n_consumers; n++)
 		if (ck->consumers[n] == NULL)
 			return PG_EXIT_FAIL;
 	if (!collect_certs(ck) || !collect_revocations(ck))
 		return PG_EXIT_FAIL;
 	for (size_t i = 0; i < ck->n_items; i++) {
 		pg_check_item *it = &ck->items[i];
-		for (size_t n = 0; n < PG_CHECK_CONSUMERS; n++) {
+		for (size_t n = 0; n < ck->n_consumers; n++) {
 			if (it->x)
 				judge_cert(ck, it, n);
 			else
 				judge_revocation(ck, it, n);
-			if (it->decision[n] != PG_CHECK_NA && (it->decision[n] == PG_CHECK_ACCEPT) != it->expect_accept)
+			if (it->decision[n] != PG_CHECK_NA &&
+			    (it->decision[n] == PG_CHECK_ACCEPT) != it->expect_accept)
 				ck->n_disagree++;
 		}
 	}
+	(void)set;
 	return PG_EXIT_OK;
+}
+
+/* The configured certificates, parsed once for every consumer. */
+static bool
+parse_certs(pg_check *ck)
+{
+	const pg_trust_set *set = ck->k.set;
+
+	ck->k.x = calloc(set->n_certs + 1, sizeof(X509 *));
+	if (ck->k.x == NULL)
+		return false;
+	for (size_t i = 0; i < set->n_certs; i++) {
+		const unsigned char *p = set->certs[i].der;
+		ck->k.x[i] = d2i_X509(NULL, &p, (long)set->certs[i].der_len);
+		if (ck->k.x[i] && set->certs[i].label[0])
+			X509_alias_set1(ck->k.x[i], (const unsigned char *)set->certs[i].label, -1);
+	}
+	return true;
 }
 
 int
 pg_trust_check_run(pg_check *ck, const pg_trust_set *set, const char *purpose,
-                   const char *purpose_name, const char *openssl_dir, const char *java_keystore)
+                   const char *purpose_name, const pg_check_sources *src)
 {
 	char tmp[4096] = "", ossl[4200], java[4200];
-	bool own_ossl = openssl_dir == NULL, own_java = java_keystore == NULL;
-	int rv;
+	const char *openssl_dir = src->openssl_dir, *java_keystore = src->java_keystore;
+	int rv = PG_EXIT_OK;
 
 	memset(ck, 0, sizeof(*ck));
 	ck->k.set = set;
 	ck->k.purpose = purpose;
 	ck->k.purpose_name = purpose_name;
-	rv = extract_artefacts(set, purpose, &openssl_dir, &java_keystore, tmp, ossl, java,
-	                       sizeof(tmp));
+	if (!parse_certs(ck))
+		return PG_EXIT_FAIL;
+	if (!src->fresh)
+		pg_check_default_consumers(ck);
+	else if ((rv = extract_artefacts(set, purpose, &openssl_dir, &java_keystore, tmp, ossl, java,
+	                                 sizeof(tmp))) == PG_EXIT_OK)
+		fresh_consumers(ck, openssl_dir,
+		                src->openssl_dir ? openssl_dir : "the extracted openssl-directory",
+		                java_keystore,
+		                src->java_keystore ? java_keystore : "the extracted java-cacerts");
 	if (rv == PG_EXIT_OK)
-		rv = judge_all(ck, openssl_dir,
-		               own_ossl ? "the extracted openssl-directory" : openssl_dir,
-		               java_keystore, own_java ? "the extracted java-cacerts" : java_keystore);
+		rv = judge_all(ck);
 	if (tmp[0])
 		remove_tree(tmp);
 	return rv;

@@ -1,11 +1,7 @@
 /*
- * The consumers of `trust check`, each read from what it reads itself:
+ * The consumers of `trust check` that read PKCS#11 objects (those that
+ * read files are in consumers-files.c), each as it reads them:
  *
- * OpenSSL: a directory as -CApath reads it, through libcrypto's own hash
- *   directory lookup (HASH.N certificates, HASH.rN CRLs), and
- *   X509_check_trust() on the copy it finds, the call its verifier makes
- *   for the trusted part of a chain. OpenSSL consults a store entry only
- *   for a certificate that issues the chain (or a self-signed one).
  * GnuTLS: the PKCS#11 objects it reads: anchors are CKA_TRUSTED
  *   certificates of trust-policy modules, restricted by a stapled
  *   extendedKeyUsage; distrust is a CKA_X_DISTRUSTED certificate with the
@@ -14,8 +10,9 @@
  * NSS: the CKO_NSS_TRUST object with the certificate's issuer and serial
  *   number (and SHA-1, where the object has one), and its CKA_TRUST_*
  *   value for the purpose; a not-trusted value anywhere wins.
- * Java: the trusted-certificate entries of a cacerts keystore, which
- *   holds anchors only: no distrust, no revocations.
+ * Chromium: NSS's trust objects for a certificate, found through the
+ *   certificate itself: a distrusted issuer and serial number without a
+ *   certificate on a token (a CRL's revocation) does not reach it.
  */
 #include "config.h"
 
@@ -57,10 +54,8 @@ pg_consumer_free(pg_consumer *c)
 	free(c);
 }
 
-/* A consumer with data_size bytes of zeroed data (none for 0), which
- * ops->free frees; NULL when out of memory. */
-static pg_consumer *
-consumer_new(const char *name, const pg_consumer_ops *ops, size_t data_size)
+pg_consumer *
+pg_consumer_new(const char *name, const pg_consumer_ops *ops, size_t data_size)
 {
 	pg_consumer *c = calloc(1, sizeof(*c));
 
@@ -75,219 +70,10 @@ consumer_new(const char *name, const pg_consumer_ops *ops, size_t data_size)
 	return c;
 }
 
-static bool
-always(pg_consumer *c, X509 *x, bool as_issuer)
+bool
+pg_consumer_always(pg_consumer *c, X509 *x, bool as_issuer)
 {
 	return true;
-}
-
-/* ---------------------------------------------------------------------------
- * OpenSSL: a hashed directory
- */
-
-typedef struct {
-	const char *dir, *label;
-	X509_STORE *store;
-	X509_STORE_CTX *ctx;
-} openssl_data;
-
-/* X509_check_trust ids of the purposes OpenSSL names; else the OID's NID. */
-static int
-openssl_trust_id(const char *oid)
-{
-	static const struct { const char *oid; int id; } ids[] = {
-		{ "1.3.6.1.5.5.7.3.1", X509_TRUST_SSL_SERVER },
-		{ "1.3.6.1.5.5.7.3.2", X509_TRUST_SSL_CLIENT },
-		{ "1.3.6.1.5.5.7.3.3", X509_TRUST_OBJECT_SIGN },
-		{ "1.3.6.1.5.5.7.3.4", X509_TRUST_EMAIL },
-		{ "1.3.6.1.5.5.7.3.8", X509_TRUST_TSA },
-	};
-	ASN1_OBJECT *obj;
-	int nid;
-
-	for (size_t i = 0; i < PG_N_ELEMENTS(ids); i++)
-		if (strcmp(ids[i].oid, oid) == 0)
-			return ids[i].id;
-	nid = OBJ_txt2nid(oid);
-	if (nid != NID_undef)
-		return nid;
-	obj = OBJ_txt2obj(oid, 1);
-	nid = obj ? OBJ_create(oid, NULL, NULL) : NID_undef;
-	ASN1_OBJECT_free(obj);
-	return nid;
-}
-
-/* The directory's certificates with x's subject (the caller frees). */
-static STACK_OF(X509) *
-openssl_by_name(openssl_data *d, const X509_NAME *name)
-{
-	return X509_STORE_CTX_get1_certs(d->ctx, (X509_NAME *)name);
-}
-
-/* The directory's copy of x: the same certificate, or the same subject
- * and key (a re-issued copy OpenSSL would take in its place). */
-static X509 *
-openssl_find(openssl_data *d, X509 *x)
-{
-	STACK_OF(X509) *certs = openssl_by_name(d, X509_get_subject_name(x));
-	X509 *found = NULL;
-
-	for (int i = 0; certs && i < sk_X509_num(certs) && found == NULL; i++)
-		if (X509_cmp(sk_X509_value(certs, i), x) == 0)
-			found = sk_X509_value(certs, i);
-	for (int i = 0; certs && i < sk_X509_num(certs) && found == NULL; i++)
-		if (EVP_PKEY_eq(X509_get0_pubkey(sk_X509_value(certs, i)), X509_get0_pubkey(x)) == 1)
-			found = sk_X509_value(certs, i);
-	if (found)
-		X509_up_ref(found);
-	sk_X509_pop_free(certs, X509_free);
-	return found;
-}
-
-static pg_ttrust
-openssl_trust(pg_consumer *c, const pg_check_ctx *k, X509 *x, bool as_issuer, char *why,
-              size_t size)
-{
-	openssl_data *d = c->data;
-	X509 *copy;
-	int r;
-
-	if (!as_issuer) {
-		snprintf(why, size, "reads no trust for an end-entity certificate");
-		return PG_T_NEUTRAL;
-	}
-	if ((copy = openssl_find(d, x)) == NULL) {
-		snprintf(why, size, "not in %s", d->label);
-		return PG_T_NEUTRAL;
-	}
-	r = X509_check_trust(copy, openssl_trust_id(k->purpose), 0);
-	X509_free(copy);
-	if (r == X509_TRUST_TRUSTED) {
-		snprintf(why, size, "trusted for %s in %s", k->purpose_name, d->label);
-		return PG_T_TRUSTED;
-	}
-	if (r == X509_TRUST_REJECTED) {
-		snprintf(why, size, "rejected for %s in %s", k->purpose_name, d->label);
-		return PG_T_REJECTED;
-	}
-	snprintf(why, size, "in %s without trust for %s", d->label, k->purpose_name);
-	return PG_T_NEUTRAL;
-}
-
-static void
-openssl_issuers(pg_consumer *c, X509 *x, STACK_OF(X509) *out)
-{
-	STACK_OF(X509) *certs = openssl_by_name(c->data, X509_get_issuer_name(x));
-
-	for (int i = 0; certs && i < sk_X509_num(certs); i++) {
-		X509 *y = sk_X509_value(certs, i);
-		if (X509_check_issued(y, x) == X509_V_OK && X509_up_ref(y) && !sk_X509_push(out, y))
-			X509_free(y);
-	}
-	sk_X509_pop_free(certs, X509_free);
-}
-
-static bool
-openssl_can_distrust(pg_consumer *c, X509 *x, bool as_issuer)
-{
-	return as_issuer;
-}
-
-/* A CRL counts when a key of its issuer (from the directory or from the
- * configured certificates) verifies its signature, as -crl_check needs. */
-static bool
-crl_verifies(openssl_data *d, const pg_check_ctx *k, X509_CRL *crl)
-{
-	const X509_NAME *issuer = X509_CRL_get_issuer(crl);
-	STACK_OF(X509) *certs = openssl_by_name(d, issuer);
-	bool ok = false;
-
-	for (int i = 0; certs && i < sk_X509_num(certs) && !ok; i++)
-		ok = X509_CRL_verify(crl, X509_get0_pubkey(sk_X509_value(certs, i))) == 1;
-	sk_X509_pop_free(certs, X509_free);
-	for (size_t i = 0; i < k->set->n_certs && !ok; i++)
-		ok = k->x[i] && X509_NAME_cmp(X509_get_subject_name(k->x[i]), issuer) == 0 &&
-		     X509_CRL_verify(crl, X509_get0_pubkey(k->x[i])) == 1;
-	return ok;
-}
-
-static int
-openssl_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
-                const ASN1_INTEGER *serial, char *why, size_t size)
-{
-	openssl_data *d = c->data;
-	X509_OBJECT *first = X509_STORE_CTX_get_obj_by_subject(d->ctx, X509_LU_CRL,
-	                                                       (X509_NAME *)issuer);
-	STACK_OF(X509_OBJECT) *objs;
-	bool listed = false;
-
-	if (first == NULL) {
-		snprintf(why, size, "no CRL of the issuer in %s", d->label);
-		return 0;
-	}
-	X509_OBJECT_free(first);
-	/* The lookup cached every CRL of that issuer in the store. */
-	objs = X509_STORE_get0_objects(d->store);
-	for (int i = 0; i < sk_X509_OBJECT_num(objs); i++) {
-		X509_CRL *crl = X509_OBJECT_get0_X509_CRL(sk_X509_OBJECT_value(objs, i));
-		X509_REVOKED *rev;
-		if (crl == NULL || X509_NAME_cmp(X509_CRL_get_issuer(crl), issuer) != 0 ||
-		    X509_CRL_get0_by_serial(crl, &rev, (ASN1_INTEGER *)serial) != 1)
-			continue;
-		listed = true;
-		if (crl_verifies(d, k, crl)) {
-			snprintf(why, size, "revoked by a CRL in %s (with -crl_check)", d->label);
-			return 1;
-		}
-	}
-	if (listed)
-		snprintf(why, size, "listed only in a CRL whose signature does not verify");
-	else
-		snprintf(why, size, "not listed in the issuer's CRLs in %s", d->label);
-	return 0;
-}
-
-static void
-openssl_free(pg_consumer *c)
-{
-	openssl_data *d = c->data;
-
-	X509_STORE_CTX_free(d->ctx);
-	X509_STORE_free(d->store);
-	free(d);
-}
-
-static const pg_consumer_ops openssl_ops = {
-	.trust = openssl_trust,
-	.revoked = openssl_revoked,
-	.can_distrust = openssl_can_distrust,
-	.issuers = openssl_issuers,
-	.free = openssl_free,
-};
-
-pg_consumer *
-pg_consumer_openssl(const char *dir, const char *label)
-{
-	pg_consumer *c = consumer_new("OpenSSL", &openssl_ops, sizeof(openssl_data));
-	openssl_data *d;
-	X509_LOOKUP *lookup;
-
-	if (c == NULL)
-		return NULL;
-	d = c->data;
-	d->dir = dir;
-	d->label = label;
-	d->store = X509_STORE_new();
-	d->ctx = X509_STORE_CTX_new();
-	lookup = d->store ? X509_STORE_add_lookup(d->store, X509_LOOKUP_hash_dir()) : NULL;
-	if (lookup == NULL || d->ctx == NULL ||
-	    X509_LOOKUP_add_dir(lookup, dir, X509_FILETYPE_PEM) != 1 ||
-	    X509_STORE_CTX_init(d->ctx, d->store, NULL, NULL) != 1) {
-		pg_message("OpenSSL cannot read the directory %s", dir);
-		pg_consumer_free(c);
-		return NULL;
-	}
-	return c;
 }
 
 /* ---------------------------------------------------------------------------
@@ -538,13 +324,13 @@ gnutls_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
 static const pg_consumer_ops gnutls_ops = {
 	.trust = gnutls_trust,
 	.revoked = gnutls_revoked,
-	.can_distrust = always,
+	.can_distrust = pg_consumer_always,
 };
 
 pg_consumer *
-pg_consumer_gnutls(const pg_trust_set *set)
+pg_consumer_gnutls(const pg_trust_set *set, const char *name)
 {
-	pg_consumer *c = consumer_new("GnuTLS", &gnutls_ops, 0);
+	pg_consumer *c = pg_consumer_new(name, &gnutls_ops, 0);
 	bool policy = false;
 
 	if (c == NULL)
@@ -676,13 +462,13 @@ nss_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
 static const pg_consumer_ops nss_ops = {
 	.trust = nss_trust,
 	.revoked = nss_revoked,
-	.can_distrust = always,
+	.can_distrust = pg_consumer_always,
 };
 
 pg_consumer *
 pg_consumer_nss(const pg_trust_set *set)
 {
-	pg_consumer *c = consumer_new("NSS", &nss_ops, 0);
+	pg_consumer *c = pg_consumer_new("NSS", &nss_ops, 0);
 
 	if (c == NULL)
 		return NULL;
@@ -690,101 +476,28 @@ pg_consumer_nss(const pg_trust_set *set)
 	return c;
 }
 
-/* ---------------------------------------------------------------------------
- * Java: a cacerts keystore
- */
-
-typedef struct {
-	const char *label;
-	STACK_OF(X509) *certs;
-	char **aliases;
-} java_data;
-
-static pg_ttrust
-java_trust(pg_consumer *c, const pg_check_ctx *k, X509 *x, bool as_issuer, char *why,
-           size_t size)
-{
-	java_data *d = c->data;
-
-	for (int i = 0; i < sk_X509_num(d->certs); i++)
-		if (X509_cmp(sk_X509_value(d->certs, i), x) == 0) {
-			snprintf(why, size, "a trusted entry of %s (alias %s)", d->label, d->aliases[i]);
-			return PG_T_TRUSTED;
-		}
-	snprintf(why, size, "not in %s", d->label);
-	return PG_T_NEUTRAL;
-}
-
 static int
-java_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
-             const ASN1_INTEGER *serial, char *why, size_t size)
+chromium_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
+                 const ASN1_INTEGER *serial, char *why, size_t size)
 {
-	snprintf(why, size, "a cacerts keystore holds no revocations");
+	snprintf(why, size, "reads NSS's trust of a certificate it holds; a revocation by "
+	         "issuer and serial number without the certificate does not reach it");
 	return -1;
 }
 
-static bool
-java_can_distrust(pg_consumer *c, X509 *x, bool as_issuer)
-{
-	return false;
-}
-
-static void
-java_issuers(pg_consumer *c, X509 *x, STACK_OF(X509) *out)
-{
-	java_data *d = c->data;
-
-	for (int i = 0; i < sk_X509_num(d->certs); i++) {
-		X509 *y = sk_X509_value(d->certs, i);
-		if (X509_check_issued(y, x) == X509_V_OK && X509_up_ref(y) && !sk_X509_push(out, y))
-			X509_free(y);
-	}
-}
-
-static void
-java_free(pg_consumer *c)
-{
-	java_data *d = c->data;
-
-	for (int i = 0; i < sk_X509_num(d->certs); i++)
-		free(d->aliases[i]);
-	free(d->aliases);
-	sk_X509_pop_free(d->certs, X509_free);
-	free(d);
-}
-
-static const pg_consumer_ops java_ops = {
-	.trust = java_trust,
-	.revoked = java_revoked,
-	.can_distrust = java_can_distrust,
-	.issuers = java_issuers,
-	.free = java_free,
+static const pg_consumer_ops chromium_ops = {
+	.trust = nss_trust,
+	.revoked = chromium_revoked,
+	.can_distrust = pg_consumer_always,
 };
 
 pg_consumer *
-pg_consumer_java(const char *keystore, const char *label)
+pg_consumer_chromium(const pg_trust_set *set)
 {
-	pg_consumer *c = consumer_new("Java", &java_ops, sizeof(java_data));
-	size_t len = 0;
-	unsigned char *bytes = (unsigned char *)pg_trust_read_file(keystore, &len);
-	char err[256] = "";
-	java_data *d;
-	bool ok;
+	pg_consumer *c = pg_consumer_new("Chromium", &chromium_ops, 0);
 
-	if (c == NULL || bytes == NULL) {
-		pg_message("cannot read the keystore %s", keystore);
-		free(bytes);
-		pg_consumer_free(c);
+	if (c == NULL)
 		return NULL;
-	}
-	d = c->data;
-	d->label = label;
-	ok = pg_java_keystore_read(bytes, len, "changeit", &d->certs, &d->aliases, err, sizeof(err));
-	free(bytes);
-	if (!ok) {
-		pg_message("%s: %s", keystore, err);
-		pg_consumer_free(c);
-		return NULL;
-	}
+	c->data = (void *)set;
 	return c;
 }

@@ -57,11 +57,24 @@ struct pg_consumer {
 /* Consumers; each returns NULL after printing why it could not be set
  * up. label names the artefact in messages. The strings passed must
  * outlive the consumer. */
-pg_consumer *pg_consumer_openssl(const char *dir, const char *label);
-pg_consumer *pg_consumer_gnutls(const pg_trust_set *set);
+/* OpenSSL's store (or curl's) with a bundle and a directory (each may be
+ * NULL); CRLs count only with crl_check (-crl_check). */
+pg_consumer *pg_consumer_openssl(const char *name, const char *file, const char *dir,
+                                 const char *label, bool crl_check);
+/* A PEM bundle of anchors, as GnuTLS reads its trust file. */
+pg_consumer *pg_consumer_bundle(const char *name, const char *file);
+pg_consumer *pg_consumer_gnutls(const pg_trust_set *set, const char *name);
 pg_consumer *pg_consumer_nss(const pg_trust_set *set);
+pg_consumer *pg_consumer_chromium(const pg_trust_set *set);
 pg_consumer *pg_consumer_java(const char *keystore, const char *label);
+/* A consumer that is not there (why, which must outlive it): n/a. */
+pg_consumer *pg_consumer_absent(const char *name, const char *why);
 void pg_consumer_free(pg_consumer *c);
+/* A consumer with data_size bytes of zeroed data (none for 0), which
+ * ops->free frees; NULL when out of memory. */
+pg_consumer *pg_consumer_new(const char *name, const pg_consumer_ops *ops, size_t data_size);
+/* can_distrust of a consumer that can distrust anything. */
+bool pg_consumer_always(pg_consumer *c, X509 *x, bool as_issuer);
 
 
 /* A one-line name of a certificate: its label, else its subject. */

@@ -131,18 +131,28 @@ pg_decide_report_clear(pg_decide_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The certificate's name for the report: its subject's CN, else all of it. */
+/* The certificate's name for the report: its subject's CN, else all of
+ * the subject (RFC 2253). */
 static char *
 cert_name(const unsigned char *der, size_t len)
 {
 	const unsigned char *p = der;
 	X509 *x = d2i_X509(NULL, &p, (long)len);
-	char name[256] = "?";
+	X509_NAME *subject = x ? X509_get_subject_name(x) : NULL;
+	int at = subject ? X509_NAME_get_index_by_NID(subject, NID_commonName, -1) : -1;
+	unsigned char *cn = NULL, *der_name = NULL;
+	char *name = NULL;
+	int n;
 
-	if (x != NULL)
-		pg_check_cert_name(x, name, sizeof(name));
+	if (at >= 0 && ASN1_STRING_to_UTF8(&cn, X509_NAME_ENTRY_get_data(
+	                                             X509_NAME_get_entry(subject, at))) >= 0)
+		name = strdup((char *)cn);
+	else if (subject && (n = i2d_X509_NAME(subject, &der_name)) > 0)
+		name = pg_trust_name_text(der_name, (size_t)n);
+	OPENSSL_free(cn);
+	OPENSSL_free(der_name);
 	X509_free(x);
-	return strdup(name);
+	return name ? name : strdup("?");
 }
 
 /* ---------------------------------------------------------------------------
