@@ -21,6 +21,12 @@
 static void
 report_text(const pg_check *ck, bool verbose)
 {
+	int width = 8;
+
+	/* The names in a column, at least 8 wide. */
+	for (size_t n = 0; n < ck->n_consumers; n++)
+		if ((int)strlen(ck->consumers[n]->name) + 1 > width)
+			width = (int)strlen(ck->consumers[n]->name) + 1;
 	for (size_t n = 0; n < ck->n_consumers; n++)
 		if (ck->consumers[n]->note)
 			printf("note: %s: %s\n", ck->consumers[n]->name, ck->consumers[n]->note);
@@ -33,7 +39,7 @@ report_text(const pg_check *ck, bool verbose)
 			int d = it->decision[n];
 			bool bad = d != PG_CHECK_NA && (d == PG_CHECK_ACCEPT) != it->expect_accept;
 			if (verbose)
-				printf("    %-10s %-6s %s%s\n", ck->consumers[n]->name,
+				printf("    %-*s %-6s %s%s\n", width, ck->consumers[n]->name,
 				       pg_check_decision_names[d], bad ? "DISAGREES: " : "", it->why[n]);
 			else if (bad)
 				printf("disagreement: \"%s\" (%s): %s: expected %s, actual %s: %s\n",

@@ -68,7 +68,7 @@ if $have_scd; then has "status: gnupg configured" "$out" "*gnupg: configured*"; 
 run cli status --json
 if command -v python3 >/dev/null; then
 	run python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(k+"="+d[k]["state"] for k in d))' <<<"$out"
-	has "status --json: a member per target" "$out" "modules=configured ssh=configured openssl=configured nss=* gnupg=*"
+	has "status --json: a member per target" "$out" "modules=configured trust=configured ssh=configured openssl=configured nss=* gnupg=*"
 fi
 before=$(files)
 has "(the snapshot holds what setup made)" "$before" "*p11glue-store.module*openssl-pkcs11.cnf*"

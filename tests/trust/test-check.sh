@@ -24,10 +24,10 @@ registry() { # registry DIR PATHS: our module, trust-policy, on PATHS
 registry "$tmp/conf" "$store"
 registry "$tmp/debian" /etc/ssl/certs/ca-certificates.crt
 export P11GLUE_CONFIG=$tmp/conf
-check() { run "$p11glue" trust check "$@"; }
+check() { run "$p11glue" trust check --fresh "$@"; }
 
 # --- agreement ---------------------------------------------------------
-P11GLUE_CONFIG=$tmp/debian run "$p11glue" trust check
+P11GLUE_CONFIG=$tmp/debian run "$p11glue" trust check --fresh
 bundle=$(grep -c 'BEGIN CERTIFICATE' /etc/ssl/certs/ca-certificates.crt)
 if [ "$rc" = 0 ] && grep -q "^trust check for server-auth: $bundle anchors, 0 distrusted, 0 revoked; OpenSSL, GnuTLS, NSS and Java agree$" <<<"$out"; then
 	ok "the Debian bundle: all $bundle anchors agree (exit 0)"

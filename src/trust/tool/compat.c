@@ -246,6 +246,76 @@ fail:
 	return false;
 }
 
+/* Do files a and b hold the same bytes? */
+static bool
+same_file(const char *a, const char *b)
+{
+	size_t la = 0, lb = 0;
+	char *da = pg_trust_read_file(a, &la), *db = pg_trust_read_file(b, &lb);
+	bool same = da && db && la == lb && memcmp(da, db, la) == 0;
+
+	free(da);
+	free(db);
+	return same;
+}
+
+/* Do directories a and b hold the same names, links to the same
+ * targets and files with the same bytes (the extracted kind: flat)? */
+static bool
+same_tree(const char *a, const char *b)
+{
+	struct dirent **na = NULL, **nb = NULL;
+	int ca = scandir(a, &na, NULL, alphasort), cb = scandir(b, &nb, NULL, alphasort);
+	bool same = ca >= 0 && ca == cb;
+
+	for (int i = 0; same && i < ca; i++) {
+		char pa[4400], pb[4400], ta[4400], tb[4400];
+		struct stat sa, sb;
+		ssize_t n, m;
+		same = strcmp(na[i]->d_name, nb[i]->d_name) == 0;
+		if (!same || strcmp(na[i]->d_name, ".") == 0 || strcmp(na[i]->d_name, "..") == 0)
+			continue;
+		if (snprintf(pa, sizeof(pa), "%s/%s", a, na[i]->d_name) >= (int)sizeof(pa) ||
+		    snprintf(pb, sizeof(pb), "%s/%s", b, nb[i]->d_name) >= (int)sizeof(pb) ||
+		    lstat(pa, &sa) != 0 || lstat(pb, &sb) != 0 || (sa.st_mode & S_IFMT) != (sb.st_mode & S_IFMT)) {
+			same = false;
+		} else if (S_ISLNK(sa.st_mode)) {
+			n = readlink(pa, ta, sizeof(ta));
+			m = readlink(pb, tb, sizeof(tb));
+			same = n >= 0 && n == m && memcmp(ta, tb, (size_t)n) == 0;
+		} else {
+			same = S_ISREG(sa.st_mode) && same_file(pa, pb);
+		}
+	}
+	for (int i = 0; i < ca; i++)
+		free(na[i]);
+	for (int i = 0; i < cb; i++)
+		free(nb[i]);
+	free(na);
+	free(nb);
+	return same;
+}
+
+/* Is what tmp holds what dir holds already? The keystore is made from
+ * the same anchors as the bundle (only its dates differ). */
+static bool
+unchanged(const char *tmp, const char *dir)
+{
+	char a[4400], b[4400];
+	struct stat st;
+
+	snprintf(b, sizeof(b), "%s/%s", dir, PG_TRUST_EXTRACTED_JAVA);
+	if (stat(b, &st) != 0)
+		return false;
+	snprintf(a, sizeof(a), "%s/%s", tmp, PG_TRUST_EXTRACTED_BUNDLE);
+	snprintf(b, sizeof(b), "%s/%s", dir, PG_TRUST_EXTRACTED_BUNDLE);
+	if (!same_file(a, b))
+		return false;
+	snprintf(a, sizeof(a), "%s/%s", tmp, PG_TRUST_EXTRACTED_DIR);
+	snprintf(b, sizeof(b), "%s/%s", dir, PG_TRUST_EXTRACTED_DIR);
+	return same_tree(a, b);
+}
+
 static int
 compat_user(unsigned flags, pg_compat_report *r)
 {
@@ -290,6 +360,11 @@ compat_user(unsigned flags, pg_compat_report *r)
 		                      path, false, false);
 	}
 	pg_trust_clear(&set);
+	if (rv == PG_EXIT_OK && unchanged(tmp, dir)) {
+		pg_compat_remove_tree(tmp);
+		r->updated = true;
+		goto out;
+	}
 	for (size_t i = 0; i < PG_N_ELEMENTS(user_files) && rv == PG_EXIT_OK; i++) {
 		if (!move_into_place(tmp, dir, user_files[i].name)) {
 			rv = PG_EXIT_FAIL;
