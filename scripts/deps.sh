@@ -16,7 +16,7 @@ packages=(
 	libssl-dev libsqlite3-dev opensc openssh-client openssh-server libengine-pkcs11-openssl
 	gnutls-bin libnss3-tools openjdk-17-jdk-headless curl iproute2 util-linux softhsm2
 	# trust: p11-kit for differential tests, real consumers, libcrypto
-	openssl ca-certificates
+	openssl ca-certificates ca-certificates-java
 	# remote: sshd for the ssh tests (login, stdio mode, -R forwarding); ip for loopback
 	openssh-server iproute2
 	# packaging: dpkg-buildpackage, and CI's install check

@@ -251,7 +251,7 @@ compat_help(FILE *out)
 	             "                      update-ca-certificates, which then runs\n"
 	             "                      (/etc/ssl/certs, ca-certificates.crt, java/cacerts)\n"
 	             "  --user              the user's (a user's default): the files that\n"
-	             "                      'p11glue setup --trust' points programs to\n"
+	             "                      'p11glue setup' points programs to (its trust target)\n"
 	             "  --hook              as update-ca-certificates' hook runs it\n"
 	             "  --json              describe what was done as a JSON object\n"
 	             "  -v, --verbose       show what was changed\n");
