@@ -101,7 +101,8 @@ rm "$HOME/.ssh/config"
 # so the registry target names the system directory too).
 run cli setup --user --dry-run
 has "setup --user --dry-run: the user's files" "$out" "*ssh: would create $HOME/.ssh/config*"
-etc=(/etc/pkcs11 /etc/ssh/ssh_config.d /etc/ssl/p11glue-pkcs11.cnf)
+etc=(/etc/pkcs11 /etc/ssh/ssh_config.d /etc/ssl/p11glue-pkcs11.cnf /etc/ca-certificates /etc/ca-certificates.conf
+	/usr/local/share/ca-certificates /etc/p11glue)
 before=$(snapshot "${etc[@]}")
 run env -u P11GLUE_CONFIG "$p11glue" setup --system --dry-run
 status "setup --system --dry-run" 0

@@ -340,12 +340,15 @@ pg_trust_each_token(void (*fn)(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool policy
 	rv = p11glue_registry_load(P11GLUE_REGISTRY_UNMANAGED, &trust_registry);
 	for (int pass = 0; pass < 2 && used == 0; pass++) {
 		if (pass == 1) {
-			/* No trust-policy module registered: our module, its defaults. */
+			/* No trust-policy module registered: our module (the build
+			 * tree's when this program runs from one), its defaults. */
+			char *built = pg_build_tree_file("trust/p11glue-trust.so");
 			p11glue_registry_free(trust_registry);
 			trust_registry = NULL;
-			rv = p11glue_registry_load_file(P11GLUE_MODULE_DIR "/p11glue-trust.so",
+			rv = p11glue_registry_load_file(built ? built : P11GLUE_MODULE_DIR "/p11glue-trust.so",
 			                                "p11glue-trust", NULL,
 			                                P11GLUE_REGISTRY_UNMANAGED, &trust_registry);
+			free(built);
 		}
 		if (rv != P11GLUE_OK)
 			continue;
