@@ -365,7 +365,7 @@ out:
 /* Distrusted certificates that the administrator's own files in
  * /usr/local/share/ca-certificates anchor: said, left alone. */
 static void
-local_conflicts(const pg_trust_set *set, const char *dir, pg_compat_report *r)
+local_conflicts(const pg_trust_set *set, const char *dir, int depth, pg_compat_report *r)
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -381,7 +381,10 @@ local_conflicts(const pg_trust_set *set, const char *dir, pg_compat_report *r)
 		if (stat(path, &st) != 0 || strcmp(path, OUR_DIR) == 0)
 			continue;
 		if (S_ISDIR(st.st_mode)) {
-			local_conflicts(set, path, r);
+			/* Followed as update-ca-certificates does (find -L), not
+			 * forever round a loop of links. */
+			if (depth < 8)
+				local_conflicts(set, path, depth + 1, r);
 			continue;
 		}
 		if (len < 5 || strcmp(e->d_name + len - 4, ".crt") != 0)
@@ -441,7 +444,7 @@ tell_hooks(const pg_buf *removed)
 		snprintf(hook, sizeof(hook), "%s/%s", PG_CA_HOOKS_DIR, nm);
 		if (valid && strcmp(nm, PG_CA_HOOK) != 0 && access(hook, X_OK) == 0) {
 			char *argv[] = { hook, NULL };
-			if (pg_compat_run(argv, input.data ? (char *)input.data : "", true) != 0)
+			if (pg_compat_run(argv, input.data ? (char *)input.data : "", false) != 0)
 				pg_message("%s failed", hook);
 		}
 		free(names[i]);
@@ -478,11 +481,11 @@ pg_compat_system(unsigned flags, pg_compat_report *r)
 	pg_buf_init(&removed);
 	ok = sync_anchors(&set, undo, r, &removed, &changed) && sync_conf(&set, undo, r, &changed);
 	if (!undo)
-		local_conflicts(&set, PG_CA_LOCAL_DIR, r);
+		local_conflicts(&set, PG_CA_LOCAL_DIR, 0, r);
 	pg_trust_clear(&set);
 	if (ok && changed) {
 		char *argv[] = { PG_CA_UPDATE, NULL };
-		int status = pg_compat_run(argv, NULL, true);
+		int status = pg_compat_run(argv, NULL, false);
 		if (status != 0) {
 			pg_message(PG_CA_UPDATE " failed (status %d)", status);
 			ok = false;

@@ -129,7 +129,7 @@ pg_compat_remove_tree(const char *path)
 }
 
 int
-pg_compat_run(char *const argv[], const char *input, bool nested)
+pg_compat_run(char *const argv[], const char *input, bool quiet)
 {
 	int in[2] = { -1, -1 }, status;
 	pid_t pid;
@@ -140,10 +140,10 @@ pg_compat_run(char *const argv[], const char *input, bool nested)
 	pid = fork();
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (null < 0 || dup2(input ? in[0] : null, 0) < 0 || dup2(null, 1) < 0)
+		if (null < 0 || dup2(input ? in[0] : null, 0) < 0 || dup2(null, 1) < 0 ||
+		    (quiet && dup2(null, 2) < 0))
 			_exit(127);
-		if (nested)
-			setenv("P11GLUE_COMPAT_NESTED", "1", 1);
+		setenv("P11GLUE_COMPAT_NESTED", "1", 1);
 		execve(argv[0], argv, environ);
 		_exit(127);
 	}

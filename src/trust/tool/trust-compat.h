@@ -26,11 +26,11 @@ void pg_compat_remove_tree(const char *path);
 
 /*
  * Runs argv[0] (an absolute path) with input on its standard input (NULL:
- * none), its standard output discarded, its errors on ours; with nested,
- * P11GLUE_COMPAT_NESTED=1 tells p11glue's hook that p11glue runs it.
- * Returns its exit status, or -1 when it could not run.
+ * none), its standard output discarded, its errors on ours unless quiet;
+ * P11GLUE_COMPAT_NESTED=1 in its environment tells p11glue's hook that
+ * p11glue runs it. Returns its exit status, or -1 when it could not run.
  */
-int pg_compat_run(char *const argv[], const char *input, bool nested);
+int pg_compat_run(char *const argv[], const char *input, bool quiet);
 
 /* The system part: Debian's files (compat-debian.c). */
 int pg_compat_system(unsigned flags, pg_compat_report *r);
