@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define STORE_MODULE "p11glue-store.so"
 #define STORE_NAME "p11glue-store"
 
 void
@@ -115,13 +114,6 @@ choose_module(const pg_store_opts *opts, const p11glue_uri *uri, const char **na
 	return pg_token_store_file();
 }
 
-char *
-pg_token_store_file(void)
-{
-	char *file = pg_build_tree_file("store/" STORE_MODULE);
-
-	return file ? file : strdup(P11GLUE_MODULE_DIR "/" STORE_MODULE);
-}
 
 int
 pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *uri)
