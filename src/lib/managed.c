@@ -90,8 +90,8 @@ check_session(pg_managed *m, CK_SESSION_HANDLE session)
 	{                                                                        \
 		CK_RV rv = check_session(m, hSession);                               \
 		if (rv == CKR_OK)                                                    \
-			rv = (v3only && !m->v3) ? CKR_FUNCTION_NOT_SUPPORTED             \
-			                        : m->funcs->name args;                   \
+			rv = ((v3only && !m->v3) || m->funcs->name == NULL)              \
+			             ? CKR_FUNCTION_NOT_SUPPORTED : m->funcs->name args; \
 		if (m->log)                                                          \
 			log_call(m, #name, hSession, rv);                                \
 		return rv;                                                           \
@@ -102,8 +102,8 @@ check_session(pg_managed *m, CK_SESSION_HANDLE session)
 	{                                                                        \
 		CK_RV rv = check_initialized(m);                                     \
 		if (rv == CKR_OK)                                                    \
-			rv = (v3only && !m->v3) ? CKR_FUNCTION_NOT_SUPPORTED             \
-			                        : m->funcs->name args;                   \
+			rv = ((v3only && !m->v3) || m->funcs->name == NULL)              \
+			             ? CKR_FUNCTION_NOT_SUPPORTED : m->funcs->name args; \
 		if (m->log)                                                          \
 			log_call(m, #name, slotID, rv);                                  \
 		return rv;                                                           \
@@ -217,6 +217,8 @@ managed_C_WaitForSlotEvent(pg_managed *m, CK_FLAGS flags, CK_SLOT_ID_PTR pSlot,
 {
 	CK_RV rv = check_initialized(m);
 
+	if (rv == CKR_OK && m->funcs->C_WaitForSlotEvent == NULL)
+		return CKR_FUNCTION_NOT_SUPPORTED;
 	return rv == CKR_OK ? m->funcs->C_WaitForSlotEvent(flags, pSlot, pReserved) : rv;
 }
 

@@ -223,6 +223,35 @@ after_fork_child(void)
 	}
 }
 
+/*
+ * Prints the registry's messages, each line once per process: an
+ * application that initializes the proxy again (or in a loop) sees a
+ * broken file or a failing module reported once, not on every call.
+ * The lines printed so far live as long as the process (px.lock held).
+ */
+static void
+report_locked(const char *messages)
+{
+	static pg_buf reported;
+	const char *line = messages;
+
+	while (*line) {
+		size_t len = strcspn(line, "\n");
+		bool seen = false;
+		for (const char *p = (const char *)reported.data; p && *p && !seen;) {
+			size_t n = strcspn(p, "\n");
+			seen = n == len && memcmp(p, line, len) == 0;
+			p += n + (p[n] == '\n');
+		}
+		if (!seen && len > 0) {
+			pg_message("proxy: %.*s", (int)len, line);
+			pg_buf_add(&reported, line, len);
+			pg_buf_add_byte(&reported, '\n');
+		}
+		line += len + (line[len] == '\n');
+	}
+}
+
 static CK_RV
 load_modules_locked(void)
 {
@@ -232,8 +261,8 @@ load_modules_locked(void)
 	/* A module that fails is skipped (and reported) unless critical. */
 	rv = p11glue_registry_load(P11GLUE_REGISTRY_FOR_PROXY | P11GLUE_REGISTRY_UNMANAGED,
 	                           &px.registry);
-	if (px.registry != NULL && *p11glue_registry_messages(px.registry))
-		pg_message("proxy: %s", p11glue_registry_messages(px.registry));
+	if (px.registry != NULL)
+		report_locked(p11glue_registry_messages(px.registry));
 	if (rv != P11GLUE_OK) {
 		p11glue_registry_free(px.registry);
 		px.registry = NULL;

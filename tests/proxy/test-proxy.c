@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -381,6 +382,74 @@ test_failing_modules(void)
 	                 CKR_CRYPTOKI_NOT_INITIALIZED);
 }
 
+/* Runs func with stderr going to DIR/stderr.txt; returns what it wrote
+ * (static storage). */
+static const char *
+capture_stderr(void (*func)(void))
+{
+	static char text[65536];
+	char path[2048];
+	int fd, saved;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/stderr.txt", pg_test_tmpdir());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	pg_assert(fd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	func();
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	text[n > 0 ? n : 0] = 0;
+	return text;
+}
+
+static int
+count_lines_with(const char *text, const char *word)
+{
+	int count = 0;
+
+	while (*text) {
+		size_t len = strcspn(text, "\n");
+		if (memmem(text, len, word, strlen(word)) != NULL)
+			count++;
+		text += len + (text[len] == '\n');
+	}
+	return count;
+}
+
+static void
+initialize_three_times(void)
+{
+	CK_SLOT_ID slots[8];
+
+	for (int i = 0; i < 3; i++) {
+		pg_assert_int_eq(px->C_Initialize(NULL), CKR_OK);
+		pg_assert_int_eq(slot_list(CK_FALSE, slots, 8), 1);
+		pg_assert_int_eq(px->C_Finalize(NULL), CKR_OK);
+	}
+}
+
+/* A broken module file is reported once per process, however often the
+ * application initializes the proxy, and the other modules work. */
+static void
+test_bad_file_reported_once(void)
+{
+	char path[2048];
+	const char *err;
+
+	add_module("bad", "nokey\n");
+	add_module("gone", "module: /nonexistent/gone.so\n");
+	err = capture_stderr(initialize_three_times);
+	snprintf(path, sizeof(path), "%s/modules/bad.module", confdir);
+	if (count_lines_with(err, path) != 1 || count_lines_with(err, "gone.so") != 1)
+		pg_test_fail(__FILE__, __LINE__, "want each problem once, stderr:\n%s", err);
+}
+
 static void
 test_fork(void)
 {
@@ -435,5 +504,6 @@ main(int argc, char **argv)
 	pg_test("proxy/8-threads-sign", test_threads);
 	pg_test("proxy/failing-modules", test_failing_modules);
 	pg_test("proxy/fork", test_fork);
+	pg_test("proxy/bad-file-reported-once", test_bad_file_reported_once);
 	return pg_test_run(argc, argv);
 }

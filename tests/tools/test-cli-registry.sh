@@ -265,6 +265,16 @@ run "$p11glue" list-modules
 lacks "a module file without module: is not loaded" "$out" "*gone*"
 rm "$cfg/modules/gone.module"
 
+# A module file holding one word and no "module:" (it crashed every
+# command): reported once by name, the other modules as before.
+printf 'nokey\n' >"$cfg/modules/nokey.module"
+run "$p11glue" list-tokens pkcs11:token=t1
+status "list-tokens with a one-word module file exits 0" 0
+same "... lists SoftHSM's token" "$(printf '%s\n' "$out" | grep -c '^token: t1$')" 1
+same "... and names the file in one line of stderr" \
+	"$(printf '%s\n' "$err" | grep -c "$cfg/modules/nokey.module")" 1
+rm "$cfg/modules/nokey.module"
+
 # ---------------------------------------------------------------------------
 # list-tokens
 tokens_of() { printf '%s\n' "$out" | sed -n 's/^token: //p' | tr '\n' '|'; }
