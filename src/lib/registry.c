@@ -215,6 +215,7 @@ static void
 module_load(p11glue_registry *reg, p11glue_module *mod)
 {
 	char *why = NULL;
+	bool managed;
 	CK_RV rv;
 
 	mod->loaded = pg_module_open(mod->filename, &why);
@@ -229,8 +230,12 @@ module_load(p11glue_registry *reg, p11glue_module *mod)
 			return;
 		}
 	}
-	if (mod->managed && !(reg->flags & P11GLUE_REGISTRY_UNMANAGED)) {
-		mod->list = pg_managed_new(mod->loaded, mod->reserved, mod->name, mod->log_calls);
+	managed = mod->managed && !(reg->flags & P11GLUE_REGISTRY_UNMANAGED);
+	/* Unmanaged callers (the proxy) of a module whose calls are to be
+	 * logged get a pass-through list that logs them. */
+	if (managed || mod->log_calls) {
+		mod->list = pg_managed_new(mod->loaded, mod->reserved, mod->name, mod->log_calls,
+		                           !managed);
 		if (mod->list == NULL) {
 			set_error(mod, "%s", "too many managed function lists in this process");
 			return;
