@@ -308,11 +308,17 @@ pyjson "list-tokens --json pkcs11:token=t1" "
 if [(t['label'], t['module'], t['model']) for t in doc] != [('t1', 'softhsm2', 'SoftHSM v2')]: print(doc)"
 run "$p11glue" list-tokens --json pkcs11:token=nope
 same "list-tokens --json with no match prints []" "$out" "[]"
-for bad in "pkcs11:token=a b" "pkcs11:foo=bar" "http://x" "pkcs11:id=%zz"; do
+for bad in "pkcs11:token=a b" "pkcs11:f.o=bar" "http://x" "pkcs11:id=%zz"; do
 	run "$p11glue" list-tokens "$bad"
 	status "list-tokens '$bad' exits 1" 1
 	has "... as an invalid URI" "$err" "p11glue: invalid PKCS#11 URI: *"
 done
+# RFC 7512: a vendor path attribute (any name) makes the URI match
+# nothing; one in the query is ignored.
+run "$p11glue" list-tokens "pkcs11:token=t1;vendor-aaa=1"
+same "list-tokens with a vendor path attribute lists nothing" "$out" ""
+run "$p11glue" list-tokens "pkcs11:token=t1?vendor-bbb=1"
+same "... with a vendor query attribute lists the token" "$(printf '%s\n' "$out" | grep -c '^token: t1$')" 1
 
 # ---------------------------------------------------------------------------
 # list-objects
