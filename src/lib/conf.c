@@ -457,19 +457,26 @@ load_module_dir(pg_conf *conf, const char *dir)
  * Locations and precedence
  */
 
+/* dir + tail, allocated; NULL when out of memory (the location is then
+ * skipped). No fixed buffer: a long P11GLUE_CONFIG or home is not cut. */
+static char *
+join(const char *dir, const char *tail)
+{
+	char *path = NULL;
+
+	return asprintf(&path, "%s%s", dir, tail) < 0 ? NULL : path;
+}
+
 void
 pg_conf_paths_init(pg_conf_paths *paths)
 {
 	const char *dir = getenv("P11GLUE_CONFIG");
 	const char *home;
-	char buf[4096];
 
 	memset(paths, 0, sizeof(*paths));
 	if (dir != NULL && *dir != 0) {
-		snprintf(buf, sizeof(buf), "%s/pkcs11.conf", dir);
-		paths->system_file = strdup(buf);
-		snprintf(buf, sizeof(buf), "%s/modules", dir);
-		paths->module_dirs[0] = strdup(buf);
+		paths->system_file = join(dir, "/pkcs11.conf");
+		paths->module_dirs[0] = join(dir, "/modules");
 		return;
 	}
 	paths->system_file = strdup(P11GLUE_SYSTEM_CONFIG_FILE);
@@ -479,10 +486,8 @@ pg_conf_paths_init(pg_conf_paths *paths)
 	/* Never from a home directory in a set-id program. */
 	home = pg_is_privileged() ? NULL : pg_home_dir();
 	if (home != NULL) {
-		snprintf(buf, sizeof(buf), "%s/.config/pkcs11/pkcs11.conf", home);
-		paths->user_file = strdup(buf);
-		snprintf(buf, sizeof(buf), "%s/.config/pkcs11/modules", home);
-		paths->user_module_dir = strdup(buf);
+		paths->user_file = join(home, "/.config/pkcs11/pkcs11.conf");
+		paths->user_module_dir = join(home, "/.config/pkcs11/modules");
 	}
 }
 
