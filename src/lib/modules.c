@@ -19,7 +19,8 @@ struct pg_module {
 	pg_module *next;
 	char *path;                    /* the resolved file name */
 	void *dl;
-	CK_FUNCTION_LIST_3_0 *funcs;
+	CK_FUNCTION_LIST_3_0 *funcs;   /* the module's list, or &v2 */
+	CK_FUNCTION_LIST_3_0 v2;       /* see get_functions */
 	unsigned refs;                 /* pg_module_open references */
 	unsigned users;                /* initialized users */
 	bool foreign;                  /* initialized by someone else */
@@ -59,9 +60,14 @@ pg_module_resolve(const char *path)
 	return found;
 }
 
-/* Gets the function list: C_GetInterface (3.0) first, then 2.x. */
+/*
+ * Gets the function list: C_GetInterface (3.0) first, then 2.x. A list
+ * from C_GetFunctionList is a CK_FUNCTION_LIST, whatever version it
+ * claims: one claiming 3.x is copied into v2 and labelled 2.40, so that
+ * nobody reads 3.0 entries past its end.
+ */
 static CK_RV
-get_functions(void *dl, CK_FUNCTION_LIST_3_0 **funcs)
+get_functions(void *dl, CK_FUNCTION_LIST_3_0 **funcs, CK_FUNCTION_LIST_3_0 *v2)
 {
 	CK_C_GetInterface get_interface = (CK_C_GetInterface)pg_dl_symbol(dl, "C_GetInterface");
 	CK_C_GetFunctionList get_list = (CK_C_GetFunctionList)pg_dl_symbol(dl, "C_GetFunctionList");
@@ -84,8 +90,42 @@ get_functions(void *dl, CK_FUNCTION_LIST_3_0 **funcs)
 	rv = get_list(&list);
 	if (rv == CKR_OK && list == NULL)
 		rv = CKR_GENERAL_ERROR;
+	if (rv == CKR_OK && list->version.major >= 3) {
+		memset(v2, 0, sizeof(*v2));
+		memcpy(v2, list, sizeof(*list));
+		v2->version = (CK_VERSION){ 2, 40 };
+		list = (CK_FUNCTION_LIST *)v2;
+	}
 	*funcs = (CK_FUNCTION_LIST_3_0 *)list;
 	return rv;
+}
+
+/*
+ * The first entry point every user of a module calls that the list
+ * lacks, or NULL. Without these nothing can be done with the module;
+ * other missing entries are answered CKR_FUNCTION_NOT_SUPPORTED by the
+ * layers that forward calls.
+ */
+static const char *
+missing_entry(const CK_FUNCTION_LIST_3_0 *f)
+{
+	if (f->C_Initialize == NULL)
+		return "C_Initialize";
+	if (f->C_Finalize == NULL)
+		return "C_Finalize";
+	if (f->C_GetInfo == NULL)
+		return "C_GetInfo";
+	if (f->C_GetSlotList == NULL)
+		return "C_GetSlotList";
+	if (f->C_GetSlotInfo == NULL)
+		return "C_GetSlotInfo";
+	if (f->C_GetTokenInfo == NULL)
+		return "C_GetTokenInfo";
+	if (f->C_OpenSession == NULL)
+		return "C_OpenSession";
+	if (f->C_CloseSession == NULL)
+		return "C_CloseSession";
+	return NULL;
 }
 
 static void
@@ -97,7 +137,8 @@ register_fork_handler(void)
 static pg_module *
 load(const char *path, char **error)
 {
-	char buf[256], *why = NULL;
+	char buf[PATH_MAX + 100], *why = NULL;
+	const char *missing = NULL;
 	pg_module *mod;
 	CK_RV rv;
 	void *dl = pg_dl_open(path, &why);
@@ -114,10 +155,13 @@ load(const char *path, char **error)
 		return NULL;
 	}
 	mod->dl = dl;
-	rv = get_functions(dl, &mod->funcs);
-	if (rv != CKR_OK) {
-		snprintf(buf, sizeof(buf), "%s: no usable C_GetInterface or C_GetFunctionList "
-		         "(0x%lx)", path, rv);
+	rv = get_functions(dl, &mod->funcs, &mod->v2);
+	if (rv != CKR_OK || (missing = missing_entry(mod->funcs)) != NULL) {
+		if (rv != CKR_OK)
+			snprintf(buf, sizeof(buf), "%s: no usable C_GetInterface or C_GetFunctionList "
+			         "(0x%lx)", path, rv);
+		else
+			snprintf(buf, sizeof(buf), "%s: its function list has no %s", path, missing);
 		*error = strdup(buf);
 		pg_dl_close(dl);
 		free(mod->path);
