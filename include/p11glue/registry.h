@@ -55,7 +55,10 @@ enum {
  * priority (higher first), then name. A module that fails to load or
  * initialize is kept in the list with an error (p11glue_module_error)
  * and no function list, unless it is critical: then loading fails with
- * P11GLUE_ERR_MODULE and messages (p11glue_registry_messages) say why.
+ * P11GLUE_ERR_MODULE. Messages (p11glue_registry_messages) name each
+ * module that cannot be loaded, but not one that loads and fails to
+ * initialize (unless critical): that one may simply not be set up for
+ * this user, and says so through its error only.
  * Two names for the same library file share one load; the second is
  * listed with the error "same module as NAME".
  * On success *registry is new; free it with p11glue_registry_free.

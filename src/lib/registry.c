@@ -37,6 +37,7 @@ struct p11glue_module {
 	bool managed;
 	bool log_calls;
 	bool conf_broken;            /* its file was broken (reported by conf.c) */
+	bool init_failed;            /* loaded, but C_Initialize failed */
 	pg_module *loaded;
 	CK_FUNCTION_LIST_3_0 *list;  /* managed, or the module's own */
 	bool initialized;            /* unmanaged: we counted an initialize */
@@ -251,6 +252,7 @@ module_load(p11glue_registry *reg, p11glue_module *mod)
 	}
 	if (rv != CKR_OK) {
 		set_error(mod, "C_Initialize failed: %s", pg_name_ckr(rv) ? pg_name_ckr(rv) : "?");
+		mod->init_failed = true;
 		if (pg_managed_is(mod->list))
 			pg_managed_free(mod->list);
 		mod->list = NULL;
@@ -299,14 +301,19 @@ registry_finish(p11glue_registry *reg)
 		p11glue_module *mod = reg->modules[i];
 		if (mod->error == NULL)
 			module_load(reg, mod);
-		if (mod->error != NULL) {
-			if (!mod->conf_broken)
-				pg_buf_printf(&reg->messages, "%s: %s%s%s%s\n", mod->name, mod->error,
-				              mod->file ? " (" : "", mod->file ? mod->file : "",
-				              mod->file ? ")" : "");
-			if (mod->critical)
-				return P11GLUE_ERR_MODULE;
-		}
+		if (mod->error == NULL)
+			continue;
+		/* A module that loads but cannot initialize for this user (a
+		 * token directory not made yet) keeps its error for list-modules
+		 * and status, and says nothing to every program that loads the
+		 * registry; one that cannot even load is misconfigured, and a
+		 * critical one stops the loading. */
+		if (!mod->conf_broken && (mod->critical || !mod->init_failed))
+			pg_buf_printf(&reg->messages, "%s: %s%s%s%s\n", mod->name, mod->error,
+			              mod->file ? " (" : "", mod->file ? mod->file : "",
+			              mod->file ? ")" : "");
+		if (mod->critical)
+			return P11GLUE_ERR_MODULE;
 	}
 	return reg->messages.failed ? P11GLUE_ERR_NOMEM : P11GLUE_OK;
 }

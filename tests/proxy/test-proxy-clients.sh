@@ -268,6 +268,21 @@ else
 fi
 rm "$tmp/conf/modules/bad.module"
 
+# A registered module that cannot initialize for this user (SoftHSM
+# without its configuration file): a program loading the proxy says
+# nothing about it on every start; `p11glue status -v` names it, once.
+run client env SOFTHSM2_CONF="$tmp/no-such.conf" pkcs11-tool --module "$proxy" -I
+has "pkcs11-tool -I with a module that cannot initialize: the proxy loads" "$out" "*Library*p11glue proxy module*"
+lacks "... says nothing about that module on stderr" "$err" "*softhsm2*"
+p11glue_tool=$(dirname "$proxy")/../tools/p11glue
+if [ -x "$p11glue_tool" ]; then
+	run env SOFTHSM2_CONF="$tmp/no-such.conf" "$p11glue_tool" status --modules -v
+	has "... p11glue status -v names it and why" "$out" \
+		"*registered: softhsm2: *(cannot be used: C_Initialize failed: CKR_*"
+else
+	skip "... p11glue status -v names it and why" "the p11glue command is not built beside the proxy"
+fi
+
 # ---------------------------------------------------------------------------
 # enable-in / disable-in, with the proxy's names: p11glue-proxy and, for
 # files written for p11-kit, p11-kit-proxy. SoftHSM then shows up or not.
