@@ -80,7 +80,7 @@ pg_signer_open(pg_signer *sg, const pg_store_opts *opts, const p11glue_uri *uri,
 	sg->loaded = status == PG_EXIT_OK;
 	if (status != PG_EXIT_OK || (status = pg_keytoken_select(&sg->kt, uri, 0)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_open(&sg->kt, rw)) != PG_EXIT_OK ||
-	    (status = pg_keytoken_login(&sg->kt, CKU_USER, uri, NULL)) != PG_EXIT_OK)
+	    (status = pg_keytoken_login(&sg->kt, CKU_USER, uri)) != PG_EXIT_OK)
 		return status;
 	n = pg_keytoken_find(&sg->kt, uri, &want, 1, found, PG_SIGNER_MAX_FOUND);
 	if (n <= 0) {
@@ -135,7 +135,7 @@ pg_signer_sign(void *data, const pg_sigalg *alg, const unsigned char *in, size_t
 	rv = sg->kt.f->C_SignInit(sg->kt.session, &mech, sg->key);
 	/* CKA_ALWAYS_AUTHENTICATE: the PIN again, for this signature. */
 	if (rv == CKR_OK && sg->always_auth &&
-	    pg_keytoken_login(&sg->kt, CKU_CONTEXT_SPECIFIC, sg->uri, NULL) != PG_EXIT_OK) {
+	    pg_keytoken_login(&sg->kt, CKU_CONTEXT_SPECIFIC, sg->uri) != PG_EXIT_OK) {
 		sg->failed = true;
 		return false;
 	}

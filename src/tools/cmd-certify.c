@@ -39,6 +39,7 @@ names_private_key(const p11glue_uri *uri)
 
 typedef struct {
 	pg_store_opts store;
+	pg_pins pins;                /* the key's token's (store.pins) */
 	const char *subject;
 	X509_NAME *subject_name;     /* --subject, parsed before any token work */
 	const char *hash;
@@ -60,6 +61,7 @@ hash_ok(const char *hash)
 	{ "hash", 0, PG_OPT_TEXT, &(a)->hash, 0 }, \
 	{ "output", 0, PG_OPT_TEXT, &(a)->output, 0 }, \
 	{ "san", 0, PG_OPT_APPEND, &(a)->san, 0 }, \
+	PG_PIN_OPTION(&(a)->pins), \
 	PG_STORE_OPTIONS(&(a)->store)
 
 static void
@@ -74,6 +76,9 @@ common_help(FILE *out)
 	        "  --hash H       sha256, sha384 or sha512 (RSA and ECDSA); default: sha256\n"
 	        "                 for RSA and P-256, sha384 for P-384, sha512 for P-521\n"
 	        "  --output FILE  write the PEM text to FILE ('-': standard output)\n"
+	        "  --pin-source SRC\n"
+	        "                 read the user PIN of the key's token from SRC (see PINs\n"
+	        "                 below)\n"
 	        "  -h, --help     show this help\n");
 }
 
@@ -148,7 +153,8 @@ certify_usage(FILE *out)
 	        "Usage: p11glue certify (--self-signed | --ca CA-URI) [--subject DN]\n"
 	        "                       [--days N] [--is-ca] [--san NAME]... [--hash H]\n"
 	        "                       [--label LABEL] [--replace] [--output FILE]\n"
-	        "                       [--module PATH] [--store DIR] URI\n"
+	        "                       [--pin-source SRC] [--module PATH] [--store DIR]\n"
+	        "                       URI\n"
 	        "\n"
 	        "Makes an X.509 certificate (RFC 5280) for the private key the URI\n"
 	        "names and stores it on the key's token with the key's CKA_ID, where\n"
@@ -164,7 +170,7 @@ certify_usage(FILE *out)
 	        "issuer name. CA-URI may name another token, of the same module unless\n"
 	        "it has module-path= or module-name=; its PIN comes from its own\n"
 	        "pin-value or pin-source, else a prompt (unless that token is the\n"
-	        "key's, already logged in).\n"
+	        "key's, already logged in), never from --pin-source.\n"
 	        "\n"
 	        "The certificate: version 3, a random 16-byte serial number, valid from\n"
 	        "now for N days, with basicConstraints and keyUsage (critical),\n"
@@ -214,13 +220,16 @@ do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_
 		.days = a->days,
 		.is_ca = a->is_ca,
 	};
+	/* The CA's token takes its PIN from its own URI or a prompt: the
+	 * key's --pin-source could be a wrong PIN there, costing a try. */
+	pg_store_opts ca_opts = { a->common.store.module, a->common.store.store, NULL };
 	X509 *cert = NULL;
 	long n_old = 0;
 	int status;
 
 	status = pg_signer_open(&key, &a->common.store, uri, true);
 	if (status == PG_EXIT_OK && ca_uri != NULL)
-		status = pg_signer_open(&ca, &a->common.store, ca_uri, false);
+		status = pg_signer_open(&ca, &ca_opts, ca_uri, false);
 	if (status == PG_EXIT_OK && (n_old = pg_signer_certs(&key, old, a->replace)) < 0)
 		status = PG_EXIT_FAIL;
 	if (status == PG_EXIT_OK)
@@ -279,6 +288,7 @@ pg_cmd_certify(int argc, char **argv)
 	int next, status;
 
 	pg_buf_init(&a.common.san);
+	a.common.store.pins = &a.common.pins;
 	status = certify_parse(&a, argc, argv, &next);
 	if (status != -1)
 		goto out;
@@ -303,6 +313,7 @@ pg_cmd_certify(int argc, char **argv)
 	status = do_certify(&a, uri, ca_uri);
 out:
 	X509_NAME_free(a.common.subject_name);
+	pg_pins_clear(&a.common.pins);
 	p11glue_uri_free(uri);
 	p11glue_uri_free(ca_uri);
 	pg_buf_clear(&a.common.san);
@@ -318,7 +329,8 @@ request_usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: p11glue request [--subject DN] [--san NAME]... [--hash H]\n"
-	        "                       [--output FILE] [--module PATH] [--store DIR] URI\n"
+	        "                       [--output FILE] [--pin-source SRC] [--module PATH]\n"
+	        "                       [--store DIR] URI\n"
 	        "\n"
 	        "Prints a PKCS#10 certification request (RFC 2986, PEM \"CERTIFICATE\n"
 	        "REQUEST\") for the private key the URI names, signed inside its token\n"
@@ -366,6 +378,7 @@ pg_cmd_request(int argc, char **argv)
 	int next, status;
 
 	pg_buf_init(&a.san);
+	a.store.pins = &a.pins;
 	status = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), request_usage, 0, -1, &next);
 	if (status >= 0) {
 		pg_buf_clear(&a.san);
@@ -388,6 +401,7 @@ pg_cmd_request(int argc, char **argv)
 	else
 		status = do_request(&a, uri);
 	X509_NAME_free(a.subject_name);
+	pg_pins_clear(&a.pins);
 	p11glue_uri_free(uri);
 	pg_buf_clear(&a.san);
 	return status;

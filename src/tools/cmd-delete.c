@@ -15,7 +15,8 @@ static void
 delete_usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: p11glue delete-object [--module PATH] [--store DIR] URI\n"
+	        "Usage: p11glue delete-object [--pin-source SRC] [--module PATH]\n"
+	        "                             [--store DIR] URI\n"
 	        "\n"
 	        "Deletes every object the URI selects on its token and prints the URI\n"
 	        "of each. The URI must name objects by object (label) or id, and may\n"
@@ -25,7 +26,8 @@ delete_usage(FILE *out)
 	        "objects are found too. Deleting cannot be undone.\n"
 	        "\n"
 	        "Options:\n"
-	        "  -h, --help  show this help\n"
+	        "  --pin-source SRC  read the user PIN from SRC (see PINs below)\n"
+	        "  -h, --help        show this help\n"
 	        "\n");
 	pg_store_help_common(out, "Example",
 	        "  p11glue delete-object 'pkcs11:token=mykeys;object=old%20key'\n");
@@ -45,7 +47,7 @@ do_delete(pg_keytoken *kt, const p11glue_uri *uri)
 	    (status = pg_keytoken_open(kt, true)) != PG_EXIT_OK)
 		goto out;
 	if ((kt->token.flags & CKF_USER_PIN_INITIALIZED) &&
-	    (status = pg_keytoken_login(kt, CKU_USER, uri, NULL)) != PG_EXIT_OK)
+	    (status = pg_keytoken_login(kt, CKU_USER, uri)) != PG_EXIT_OK)
 		goto out;
 	n = pg_keytoken_find(kt, uri, NULL, 0, found, PG_STORE_MAX_FOUND);
 	status = PG_EXIT_FAIL;
@@ -70,10 +72,13 @@ out:
 int
 pg_cmd_delete_object(int argc, char **argv)
 {
-	pg_store_opts opts = { 0 };
+	pg_pins pins = { 0 };
+	pg_store_opts opts = { .pins = &pins };
 	p11glue_uri *uri = NULL;
 	pg_keytoken kt;
-	int status = pg_store_options(argc, argv, NULL, 0, delete_usage, &opts, true, &uri);
+	const pg_opt table[] = { PG_PIN_OPTION(&pins) };
+	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), delete_usage, &opts,
+	                              true, &uri);
 
 	if (status >= 0) {
 		p11glue_uri_free(uri);
@@ -88,6 +93,7 @@ pg_cmd_delete_object(int argc, char **argv)
 	if (status == PG_EXIT_OK)
 		status = do_delete(&kt, uri);
 	pg_keytoken_clear(&kt);
+	pg_pins_clear(&pins);
 	p11glue_uri_free(uri);
 	return status;
 }

@@ -21,7 +21,8 @@ export_usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: p11glue export-pubkey [--format=ssh|pem] [--output FILE] [--login]\n"
-	        "                             [--module PATH] [--store DIR] URI\n"
+	        "                             [--pin-source SRC] [--module PATH]\n"
+	        "                             [--store DIR] URI\n"
 	        "\n"
 	        "Prints the public keys the URI selects: public key objects, or with\n"
 	        "type=cert the keys of certificates, or with type=private the public\n"
@@ -34,7 +35,8 @@ export_usage(FILE *out)
 	        "  --format=pem   PEM SubjectPublicKeyInfo (\"PUBLIC KEY\"), the default\n"
 	        "  --output FILE  write to FILE instead of standard output\n"
 	        "  --login        log in first (private objects); implied by a PIN in\n"
-	        "                 the URI\n"
+	        "                 the URI and by --pin-source\n"
+	        "  --pin-source SRC  read the user PIN from SRC (see PINs below)\n"
 	        "  -h, --help     show this help\n"
 	        "\n");
 	pg_store_help_common(out, "Example",
@@ -109,7 +111,7 @@ do_export(pg_keytoken *kt, const p11glue_uri *uri, bool login, bool ssh, const c
 		return PG_EXIT_FAIL;
 	if ((status = pg_keytoken_select(kt, uri, 0)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_open(kt, false)) != PG_EXIT_OK ||
-	    (login && (status = pg_keytoken_login(kt, CKU_USER, uri, NULL)) != PG_EXIT_OK))
+	    (login && (status = pg_keytoken_login(kt, CKU_USER, uri)) != PG_EXIT_OK))
 		goto out;
 	n = export_find(kt, uri, found);
 	status = PG_EXIT_FAIL;
@@ -138,7 +140,8 @@ out:
 int
 pg_cmd_export_pubkey(int argc, char **argv)
 {
-	pg_store_opts opts = { 0 };
+	pg_pins pins = { 0 };
+	pg_store_opts opts = { .pins = &pins };
 	const char *output = NULL, *format = NULL;
 	bool ssh = false, login = false;
 	p11glue_uri *uri = NULL;
@@ -147,6 +150,7 @@ pg_cmd_export_pubkey(int argc, char **argv)
 		{ "format", 0, PG_OPT_TEXT, &format, 0 },
 		{ "output", 0, PG_OPT_TEXT, &output, 0 },
 		{ "login", 0, PG_OPT_FLAG, &login, 0 },
+		PG_PIN_OPTION(&pins),
 	};
 	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), export_usage, &opts,
 	                              true, &uri);
@@ -158,12 +162,13 @@ pg_cmd_export_pubkey(int argc, char **argv)
 		return status;
 	}
 	ssh = format && strcmp(format, "ssh") == 0;
-	login = login || p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
+	login = login || pins.user_source != NULL || p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
 	        p11glue_uri_get(uri, P11GLUE_URI_PIN_SOURCE, NULL);
 	status = pg_keytoken_load(&kt, &opts, uri);
 	if (status == PG_EXIT_OK)
 		status = do_export(&kt, uri, login, ssh, output);
 	pg_keytoken_clear(&kt);
+	pg_pins_clear(&pins);
 	p11glue_uri_free(uri);
 	return status;
 }

@@ -23,7 +23,8 @@ import_usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: p11glue import [--label LABEL] [--id HEX] [--passphrase-source SRC]\n"
-	        "                      [--module PATH] [--store DIR] FILE [URI]\n"
+	        "                      [--pin-source SRC] [--module PATH] [--store DIR]\n"
+	        "                      FILE [URI]\n"
 	        "\n"
 	        "Imports a private key with its certificates, or certificates alone,\n"
 	        "onto a token. FILE may hold:\n"
@@ -55,6 +56,8 @@ import_usage(FILE *out)
 	        "                           only its owner can read); else it is asked\n"
 	        "                           for on the terminal, when the file is\n"
 	        "                           encrypted\n"
+	        "  --pin-source SRC         read the token's user PIN from SRC (see PINs\n"
+	        "                           below)\n"
 	        "  -h, --help               show this help\n"
 	        "\n");
 	pg_store_help_common(out, "Examples",
@@ -75,7 +78,7 @@ ask_passphrase(void *data)
 	char prompt[256];
 
 	snprintf(prompt, sizeof(prompt), "Passphrase for %s", req->file);
-	if (pg_store_read_secret(req->source, prompt, false, &pin) != PG_EXIT_OK)
+	if (pg_store_read_secret(req->source, prompt, 0, &pin) != PG_EXIT_OK)
 		return NULL;
 	return pin;
 }
@@ -122,7 +125,7 @@ do_import(pg_keytoken *kt, const p11glue_uri *uri, const import_args *a, pg_impo
 	}
 	if ((status = pg_keytoken_select(kt, uri, 0)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_open(kt, true)) != PG_EXIT_OK ||
-	    (status = pg_keytoken_login(kt, CKU_USER, uri, NULL)) != PG_EXIT_OK)
+	    (status = pg_keytoken_login(kt, CKU_USER, uri)) != PG_EXIT_OK)
 		return status;
 	return pg_import_write(kt, imp, a->file, a->label, a->id, a->id_len);
 }
@@ -150,7 +153,8 @@ parse_file(const import_args *a, pg_import *imp)
 int
 pg_cmd_import(int argc, char **argv)
 {
-	pg_store_opts opts = { 0 };
+	pg_pins pins = { 0 };
+	pg_store_opts opts = { .pins = &pins };
 	import_args a = { 0 };
 	const char *id_text = NULL;
 	unsigned char *id = NULL;
@@ -161,6 +165,7 @@ pg_cmd_import(int argc, char **argv)
 		{ "label", 0, PG_OPT_TEXT, &a.label, 0 },
 		{ "id", 0, PG_OPT_TEXT, &id_text, 0 },
 		{ "passphrase-source", 0, PG_OPT_TEXT, &a.pass_source, 0 },
+		PG_PIN_OPTION(&pins),
 		PG_STORE_OPTIONS(&opts),
 	};
 	int next, status = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), import_usage, 0,
@@ -188,6 +193,7 @@ pg_cmd_import(int argc, char **argv)
 		pg_keytoken_clear(&kt);
 	}
 	pg_import_clear(&imp);
+	pg_pins_clear(&pins);
 	p11glue_uri_free(uri);
 	free(id);
 	return status;

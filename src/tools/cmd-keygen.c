@@ -16,7 +16,8 @@ generate_usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: p11glue generate-keypair --type TYPE --label LABEL [--id HEX]\n"
-	        "                                [--module PATH] [--store DIR] [URI]\n"
+	        "                                [--pin-source SRC] [--module PATH]\n"
+	        "                                [--store DIR] [URI]\n"
 	        "\n"
 	        "Generates a key pair on the token: a private key that never leaves it\n"
 	        "(sensitive, not extractable, usable after login) and its public key,\n"
@@ -31,6 +32,7 @@ generate_usage(FILE *out)
 	        "                 (ec:prime256v1 and ec:p-256 name secp256r1 too)\n"
 	        "  --label LABEL  the keys' label (CKA_LABEL)\n"
 	        "  --id HEX       the keys' CKA_ID in hexadecimal (\"01\", \"a1:b2\")\n"
+	        "  --pin-source SRC  read the user PIN from SRC (see PINs below)\n"
 	        "  -h, --help     show this help\n"
 	        "\n");
 	pg_store_help_common(out, "Examples",
@@ -48,7 +50,7 @@ do_generate(pg_keytoken *kt, const p11glue_uri *uri, const pg_key_kind *kind, un
 
 	if ((status = pg_keytoken_select(kt, uri, 0)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_open(kt, true)) != PG_EXIT_OK ||
-	    (status = pg_keytoken_login(kt, CKU_USER, uri, NULL)) != PG_EXIT_OK ||
+	    (status = pg_keytoken_login(kt, CKU_USER, uri)) != PG_EXIT_OK ||
 	    (status = pg_key_generate(kt, kind, bits, label, id, id_len, &pub, &priv)) != PG_EXIT_OK)
 		return status;
 	text = pg_keytoken_object_uri(kt, priv);
@@ -77,7 +79,8 @@ check_type(const char *command, const char *type, const char *label, const pg_ke
 int
 pg_cmd_generate_keypair(int argc, char **argv)
 {
-	pg_store_opts opts = { 0 };
+	pg_pins pins = { 0 };
+	pg_store_opts opts = { .pins = &pins };
 	const pg_key_kind *kind = NULL;
 	const char *label = NULL, *type = NULL, *id_text = NULL;
 	unsigned char *id = NULL;
@@ -89,6 +92,7 @@ pg_cmd_generate_keypair(int argc, char **argv)
 		{ "type", 0, PG_OPT_TEXT, &type, 0 },
 		{ "label", 0, PG_OPT_TEXT, &label, 0 },
 		{ "id", 0, PG_OPT_TEXT, &id_text, 0 },
+		PG_PIN_OPTION(&pins),
 	};
 	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), generate_usage, &opts,
 	                              false, &uri);
@@ -103,6 +107,7 @@ pg_cmd_generate_keypair(int argc, char **argv)
 			status = do_generate(&kt, uri, kind, bits, label, id, id_len);
 		pg_keytoken_clear(&kt);
 	}
+	pg_pins_clear(&pins);
 	p11glue_uri_free(uri);
 	free(id);
 	return status;

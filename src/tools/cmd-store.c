@@ -29,8 +29,9 @@ init_token_usage(FILE *out)
 	        "\n"
 	        "Options:\n"
 	        "  --label LABEL        the token's label, at most 32 bytes\n"
-	        "  --so-pin-source SRC  read the SO PIN from SRC; else the URI's pin-value\n"
-	        "                       or pin-source; else it is asked for twice\n"
+	        "  --so-pin-source SRC  read the SO PIN from SRC (see PINs below); else the\n"
+	        "                       URI's pin-value or pin-source; else it is asked\n"
+	        "                       for (twice for a new token)\n"
 	        "  --force              when a token with this label exists, re-initialize\n"
 	        "                       it: every object on it is ERASED (its SO PIN is\n"
 	        "                       needed); without --force that is an error\n"
@@ -79,9 +80,9 @@ free_slot(pg_keytoken *kt, const p11glue_uri *uri)
 }
 
 static int
-do_init_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label,
-              const char *so_source, bool force)
+do_init_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label, bool force)
 {
+	const char *so_source = kt->pins->so_source;
 	p11glue_pin *pin = NULL;
 	char prompt[96], *text;
 	bool exists;
@@ -97,16 +98,21 @@ do_init_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label,
 	}
 	if (!exists && (status = free_slot(kt, uri)) != PG_EXIT_OK)
 		return status;
+	/* A new SO PIN is asked twice, and must be one a person can type. */
 	snprintf(prompt, sizeof(prompt), exists ? "SO PIN of %s" : "New SO PIN for %s", label);
-	if (so_source != NULL)
-		status = pg_store_read_secret(so_source, prompt, !exists, &pin);
-	else if (p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
-	         p11glue_uri_get(uri, P11GLUE_URI_PIN_SOURCE, NULL))
-		status = pg_keytoken_read_pin(kt, CKU_SO, uri, NULL, &pin);
-	else
-		status = pg_store_read_secret(NULL, prompt, !exists, &pin);
-	if (status != PG_EXIT_OK)
+	if (so_source == NULL && (p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
+	                          p11glue_uri_get(uri, P11GLUE_URI_PIN_SOURCE, NULL))) {
+		status = pg_keytoken_read_pin(kt, CKU_SO, uri, &pin);
+		if (status == PG_EXIT_OK && !exists && !pg_pin_typable(pin, prompt))
+			status = PG_EXIT_FAIL;
+	} else {
+		status = pg_store_read_secret(so_source, prompt,
+		                              exists ? 0 : PG_SECRET_CONFIRM | PG_SECRET_NEW_PIN, &pin);
+	}
+	if (status != PG_EXIT_OK) {
+		p11glue_pin_free(pin);
 		return status;
+	}
 	status = pg_keytoken_init_token(kt, pin, label);
 	p11glue_pin_free(pin);
 	if (status != PG_EXIT_OK)
@@ -121,16 +127,17 @@ do_init_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label,
 int
 pg_cmd_init_token(int argc, char **argv)
 {
-	pg_store_opts opts = { 0 };
+	pg_pins pins = { 0 };
+	pg_store_opts opts = { .pins = &pins };
 	pg_keytoken kt;
-	const char *label = NULL, *so_source = NULL;
+	const char *label = NULL;
 	char *from_uri = NULL;
 	p11glue_uri *uri = NULL;
 	bool force = false;
 	size_t len;
 	const pg_opt table[] = {
 		{ "label", 0, PG_OPT_TEXT, &label, 0 },
-		{ "so-pin-source", 0, PG_OPT_TEXT, &so_source, 0 },
+		PG_SO_PIN_OPTION(&pins),
 		{ "force", 0, PG_OPT_FLAG, &force, 0 },
 	};
 	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), init_token_usage,
@@ -155,8 +162,9 @@ pg_cmd_init_token(int argc, char **argv)
 	}
 	status = pg_keytoken_load(&kt, &opts, uri);
 	if (status == PG_EXIT_OK)
-		status = do_init_token(&kt, uri, label, so_source, force);
+		status = do_init_token(&kt, uri, label, force);
 	pg_keytoken_clear(&kt);
+	pg_pins_clear(&pins);
 	p11glue_uri_free(uri);
 	free(from_uri);
 	return status;
@@ -178,8 +186,9 @@ init_pin_usage(FILE *out)
 	        "forgotten or locked by too many wrong PINs (which also unlocks it).\n"
 	        "\n"
 	        "Options:\n"
-	        "  --so-pin-source SRC   read the SO PIN from SRC; else the URI's\n"
-	        "                        pin-value or pin-source; else it is asked for\n"
+	        "  --so-pin-source SRC   read the SO PIN from SRC (see PINs below); else\n"
+	        "                        the URI's pin-value or pin-source; else it is\n"
+	        "                        asked for\n"
 	        "  --new-pin-source SRC  read the new user PIN from SRC; else it is asked\n"
 	        "                        for twice\n"
 	        "  -h, --help            show this help\n"
@@ -189,8 +198,7 @@ init_pin_usage(FILE *out)
 }
 
 static int
-do_init_pin(pg_keytoken *kt, const p11glue_uri *uri, const char *so_source,
-            const char *new_source)
+do_init_pin(pg_keytoken *kt, const p11glue_uri *uri, const char *new_source)
 {
 	p11glue_pin *pin = NULL;
 	char prompt[96];
@@ -198,10 +206,10 @@ do_init_pin(pg_keytoken *kt, const p11glue_uri *uri, const char *so_source,
 
 	if ((status = pg_keytoken_select(kt, uri, 0)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_open(kt, true)) != PG_EXIT_OK ||
-	    (status = pg_keytoken_login(kt, CKU_SO, uri, so_source)) != PG_EXIT_OK)
+	    (status = pg_keytoken_login(kt, CKU_SO, uri)) != PG_EXIT_OK)
 		return status;
 	snprintf(prompt, sizeof(prompt), "New user PIN for %s", pg_keytoken_label(kt));
-	status = pg_store_read_secret(new_source, prompt, true, &pin);
+	status = pg_store_read_secret(new_source, prompt, PG_SECRET_CONFIRM | PG_SECRET_NEW_PIN, &pin);
 	if (status == PG_EXIT_OK)
 		status = pg_keytoken_init_pin(kt, pin);
 	p11glue_pin_free(pin);
@@ -227,16 +235,19 @@ static void
 set_pin_usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: p11glue set-pin [--so] [--new-pin-source SRC] [--module PATH]\n"
+	        "Usage: p11glue set-pin [--so] [--pin-source SRC] [--so-pin-source SRC]\n"
+	        "                       [--new-pin-source SRC] [--module PATH]\n"
 	        "                       [--store DIR] [URI]\n"
 	        "\n"
 	        "Changes the user PIN of a token (with --so: the SO PIN). The current PIN\n"
-	        "comes from the URI's pin-value or pin-source, else it is asked for. With\n"
-	        "the key store, changing a PIN re-wraps the token key; no key is\n"
-	        "re-encrypted.\n"
+	        "comes from --pin-source (with --so: --so-pin-source), else the URI's\n"
+	        "pin-value or pin-source, else it is asked for. With the key store,\n"
+	        "changing a PIN re-wraps the token key; no key is re-encrypted.\n"
 	        "\n"
 	        "Options:\n"
 	        "  --so                  change the SO PIN instead of the user PIN\n"
+	        "  --pin-source SRC      read the current user PIN from SRC (see PINs)\n"
+	        "  --so-pin-source SRC   with --so: read the current SO PIN from SRC\n"
 	        "  --new-pin-source SRC  read the new PIN from SRC; else it is asked for\n"
 	        "                        twice\n"
 	        "  -h, --help            show this help\n"
@@ -255,11 +266,11 @@ do_set_pin(pg_keytoken *kt, const p11glue_uri *uri, bool so, const char *new_sou
 
 	if ((status = pg_keytoken_select(kt, uri, 0)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_open(kt, true)) != PG_EXIT_OK ||
-	    (status = pg_keytoken_read_pin(kt, who, uri, NULL, &old)) != PG_EXIT_OK)
+	    (status = pg_keytoken_read_pin(kt, who, uri, &old)) != PG_EXIT_OK)
 		return status;
 	snprintf(prompt, sizeof(prompt), "New %s for %s", so ? "SO PIN" : "PIN",
 	         pg_keytoken_label(kt));
-	status = pg_store_read_secret(new_source, prompt, true, &pin);
+	status = pg_store_read_secret(new_source, prompt, PG_SECRET_CONFIRM | PG_SECRET_NEW_PIN, &pin);
 	if (status != PG_EXIT_OK) {
 		p11glue_pin_free(old);
 		return status;
@@ -277,29 +288,35 @@ do_set_pin(pg_keytoken *kt, const p11glue_uri *uri, bool so, const char *new_sou
 static int
 pin_command(int argc, char **argv, bool set)
 {
-	pg_store_opts opts = { 0 };
-	const char *so_source = NULL, *new_source = NULL;
+	pg_pins pins = { 0 };
+	pg_store_opts opts = { .pins = &pins };
+	const char *new_source = NULL;
 	p11glue_uri *uri = NULL;
 	pg_keytoken kt;
 	bool so = false;
 	const pg_opt init_table[] = {
-		{ "so-pin-source", 0, PG_OPT_TEXT, &so_source, 0 },
+		PG_SO_PIN_OPTION(&pins),
 		{ "new-pin-source", 0, PG_OPT_TEXT, &new_source, 0 },
 	};
 	const pg_opt set_table[] = {
+		PG_PIN_OPTION(&pins),
+		PG_SO_PIN_OPTION(&pins),
 		{ "new-pin-source", 0, PG_OPT_TEXT, &new_source, 0 },
 		{ "so", 0, PG_OPT_FLAG, &so, 0 },
 	};
-	int status = pg_store_options(argc, argv, set ? set_table : init_table, 2,
-	                              set ? set_pin_usage : init_pin_usage, &opts, false, &uri);
+	int status = set ? pg_store_options(argc, argv, set_table, PG_N_ELEMENTS(set_table),
+	                                    set_pin_usage, &opts, false, &uri)
+	                 : pg_store_options(argc, argv, init_table, PG_N_ELEMENTS(init_table),
+	                                    init_pin_usage, &opts, false, &uri);
 
 	if (status < 0) {
 		status = pg_keytoken_load(&kt, &opts, uri);
 		if (status == PG_EXIT_OK)
 			status = set ? do_set_pin(&kt, uri, so, new_source)
-			             : do_init_pin(&kt, uri, so_source, new_source);
+			             : do_init_pin(&kt, uri, new_source);
 		pg_keytoken_clear(&kt);
 	}
+	pg_pins_clear(&pins);
 	p11glue_uri_free(uri);
 	return status;
 }
