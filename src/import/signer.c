@@ -212,7 +212,8 @@ pg_signer_certs(pg_signer *sg, CK_OBJECT_HANDLE *found, bool replace)
 
 /* Stores cert with the key's ID, then deletes the n old ones. */
 int
-pg_signer_store_cert(pg_signer *sg, X509 *cert, const char *label, const CK_OBJECT_HANDLE *old, long n)
+pg_signer_store_cert(pg_signer *sg, X509 *cert, const char *label, const CK_OBJECT_HANDLE *old, long n,
+                     pg_report *report)
 {
 	CK_OBJECT_HANDLE obj;
 	pg_tmpl t;
@@ -230,15 +231,14 @@ pg_signer_store_cert(pg_signer *sg, X509 *cert, const char *label, const CK_OBJE
 	for (long i = 0; i < n; i++) {
 		text = pg_keytoken_object_uri(&sg->kt, old[i]);
 		rv = sg->kt.f->C_DestroyObject(sg->kt.session, old[i]);
-		if (rv == CKR_OK)
-			printf("replaced: %s\n", text ? text : "a certificate");
-		else
+		if (rv == CKR_OK) {
+			pg_report_add(report, "replaced", text, NULL);
+		} else {
 			pg_keytoken_error("deleting the old certificate", rv);
-		free(text);
+			free(text);
+		}
 	}
-	text = pg_keytoken_object_uri(&sg->kt, obj);
-	printf("certificate: %s\n", text ? text : "?");
-	free(text);
+	pg_report_object(report, "certificate", &sg->kt, obj, NULL);
 	return PG_EXIT_OK;
 }
 

@@ -428,6 +428,48 @@ pg_keytoken_find(pg_keytoken *kt, const p11glue_uri *uri, const CK_ATTRIBUTE *ex
 	return (long)total;
 }
 
+/* Warns of the objects on the token that have attr (and class, when
+ * it is set) already. */
+static void
+warn_same(pg_keytoken *kt, const CK_ATTRIBUTE *attr, const CK_OBJECT_CLASS *cls, const char *what)
+{
+	CK_ATTRIBUTE tmpl[2] = { *attr, { CKA_CLASS, (void *)cls, sizeof(*cls) } };
+	CK_OBJECT_HANDLE found[16];
+	long n = pg_keytoken_find(kt, NULL, tmpl, cls ? 2 : 1, found, PG_N_ELEMENTS(found));
+	char *text;
+
+	if (n <= 0)
+		return;
+	pg_message("warning: token '%s' has %s%ld object%s %s already; a URI with only %s= "
+	           "names the new ones and %s:", pg_keytoken_label(kt), n == PG_N_ELEMENTS(found)
+	           ? "at least " : "", n, n == 1 ? "" : "s", what,
+	           attr->type == CKA_LABEL ? "object" : "id", n == 1 ? "it" : "them");
+	for (long i = 0; i < n; i++) {
+		text = pg_keytoken_object_uri(kt, found[i]);
+		fprintf(stderr, "  %s\n", text ? text : "?");
+		free(text);
+	}
+}
+
+void
+pg_keytoken_warn_taken(pg_keytoken *kt, const char *label, const unsigned char *id,
+                       size_t id_len, CK_OBJECT_CLASS cls)
+{
+	CK_ATTRIBUTE attr;
+	char what[96];
+
+	if (label != NULL) {
+		attr = (CK_ATTRIBUTE){ CKA_LABEL, (void *)label, strlen(label) };
+		snprintf(what, sizeof(what), "labelled '%.64s'", label);
+		warn_same(kt, &attr, NULL, what);
+	}
+	if (id != NULL && id_len > 0) {
+		attr = (CK_ATTRIBUTE){ CKA_ID, (void *)id, id_len };
+		warn_same(kt, &attr, &cls, cls == CKO_CERTIFICATE ? "(certificates) with this ID"
+		                                                  : "(public keys) with this ID");
+	}
+}
+
 int
 pg_token_each_object(const pg_token *t, const p11glue_uri *uri, bool login, pg_pins *pins,
                      pg_object_func func, void *data)

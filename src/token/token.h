@@ -230,6 +230,46 @@ int pg_token_each_object(const pg_token *t, const p11glue_uri *uri, bool login, 
 unsigned char *pg_keytoken_get(pg_keytoken *kt, CK_OBJECT_HANDLE obj, CK_ATTRIBUTE_TYPE type,
                                size_t *len);
 
+/*
+ * Warns on stderr when objects labelled label (may be NULL), or objects
+ * of class cls with the ID id (may be NULL), are on the token already,
+ * listing them: a URI naming the new objects by object= or id= would
+ * name those too. (An ID shared across classes is how keys and their
+ * certificates pair, and no warning.) Call it before making the new
+ * objects.
+ */
+void pg_keytoken_warn_taken(pg_keytoken *kt, const char *label, const unsigned char *id,
+                            size_t id_len, CK_OBJECT_CLASS cls);
+
+/* ---------------------------------------------------------------------------
+ * What a command did, for its output (report.c): the libraries below the
+ * command line add what they made or deleted, the command prints it as
+ * lines or as JSON. Not thread-safe; one report per command.
+ */
+typedef struct {
+	const char *what;            /* "public key", "certificate", "replaced" ... (static) */
+	char *uri;                   /* the object's URI, or NULL */
+	char *name;                  /* a name for messages (a common name), or NULL */
+} pg_report_item;
+
+typedef struct {
+	pg_report_item *items;
+	size_t n, cap;
+	bool failed;                 /* out of memory: some items are missing */
+} pg_report;
+
+void pg_report_init(pg_report *r);
+/* Frees the items (r may be NULL). */
+void pg_report_clear(pg_report *r);
+/* Adds an item: what (static), uri (taken; may be NULL), name (copied;
+ * may be NULL). r may be NULL: uri is freed. */
+void pg_report_add(pg_report *r, const char *what, char *uri, const char *name);
+/* Adds what with the URI of obj on kt's token. */
+void pg_report_object(pg_report *r, const char *what, pg_keytoken *kt, CK_OBJECT_HANDLE obj,
+                      const char *name);
+/* How many items of r are what. */
+size_t pg_report_count(const pg_report *r, const char *what);
+
 /* ---------------------------------------------------------------------------
  * Templates: attribute lists owning their values (wiped when cleared)
  */

@@ -7,6 +7,7 @@
 #include "store-tool.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define STORE_MODULE "p11glue-store.so"
 
@@ -44,6 +45,55 @@ pg_store_parse_uri(const char *text, p11glue_uri **uri)
 	if (*uri == NULL)
 		pg_message("out of memory");
 	return *uri != NULL;
+}
+
+void
+pg_store_print_report(const pg_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const pg_report_item *it = &r->items[i];
+		if (strcmp(it->what, "skipped certificate") == 0)
+			printf("certificate '%s' is on the token already: skipped\n",
+			       it->name ? it->name : "?");
+		else
+			printf("%s: %s\n", it->what, it->uri ? it->uri : "?");
+	}
+	if (r->failed)
+		pg_message("out of memory: some objects are not listed");
+}
+
+void
+pg_store_json_begin(pg_json *j, const pg_keytoken *kt)
+{
+	char *uri = pg_keytoken_uri(kt);
+
+	pg_json_init(j, stdout);
+	pg_json_begin_object(j);
+	pg_json_key(j, "token");
+	pg_json_text(j, uri ? uri : "");
+	free(uri);
+}
+
+void
+pg_store_json_uris(pg_json *j, const char *key, const pg_report *r, const char *what)
+{
+	pg_json_key(j, key);
+	pg_json_begin_array(j);
+	for (size_t i = 0; i < r->n; i++) {
+		if (strcmp(r->items[i].what, what) == 0)
+			pg_json_text(j, r->items[i].uri ? r->items[i].uri : "");
+	}
+	pg_json_end_array(j);
+}
+
+bool
+pg_store_json_end(pg_json *j, const pg_report *r)
+{
+	pg_json_end_object(j);
+	pg_json_finish(j);
+	if (r != NULL && r->failed)
+		pg_message("out of memory: some objects are not listed");
+	return r == NULL || !r->failed;
 }
 
 void
