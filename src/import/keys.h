@@ -107,11 +107,15 @@ int pg_key_generate(pg_keytoken *kt, const pg_key_kind *kind, unsigned bits, con
  * in): the key pair and the certificate that belongs to it under label
  * (NULL: the file's label, else the certificate's common name, else the
  * file name without extension) and id (NULL: the key's pg_key_id), then
- * the other certificates; prints each object's URI. On a failure what
- * was made is destroyed again. Returns an exit code (import-write.c).
+ * the other certificates. Warns when the label or ID is taken already.
+ * Adds to report (may be NULL) each object made ("public key", "private
+ * key", "certificate") and each certificate found on the token already
+ * ("skipped certificate", the existing object, with its common name). On
+ * a failure what was made is destroyed again and report emptied.
+ * Returns an exit code (import-write.c).
  */
 struct pg_import;
 int pg_import_write(pg_keytoken *kt, struct pg_import *imp, const char *file, const char *label,
-                    const unsigned char *id, size_t id_len);
+                    const unsigned char *id, size_t id_len, pg_report *report);
 
 #endif /* PG_KEYS_H */

@@ -157,6 +157,7 @@ pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *
 		return PG_EXIT_FAIL;
 	}
 	kt->module_path = file;
+	kt->pins = opts->pins;
 	return PG_EXIT_OK;
 }
 
@@ -297,141 +298,6 @@ pg_keytoken_clear(pg_keytoken *kt)
 }
 
 /* ---------------------------------------------------------------------------
- * PINs
- */
-
-/* A PIN source as the URI's pin-source: relative files made absolute. */
-static int
-source_uri(const char *source, p11glue_uri **uri)
-{
-	char *abs = NULL;
-	const char *value = source;
-	int rv;
-
-	*uri = p11glue_uri_new();
-	if (*uri == NULL)
-		return P11GLUE_ERR_NOMEM;
-	if (strchr(source, ':') == NULL && source[0] != '/') {
-		abs = realpath(source, NULL);
-		if (abs == NULL) {
-			pg_message("%s: %s", source, strerror(errno));
-			return P11GLUE_ERR_PIN_SOURCE;
-		}
-		value = abs;
-	}
-	rv = p11glue_uri_set(*uri, P11GLUE_URI_PIN_SOURCE, value, strlen(value), NULL);
-	free(abs);
-	if (rv != P11GLUE_OK)
-		pg_message("%s: not usable as a PIN source", source);
-	return rv;
-}
-
-static int
-resolve(const p11glue_uri *uri, const char *prompt, p11glue_pin **pin)
-{
-	char *why = NULL;
-	int r = p11glue_pin_resolve(uri, prompt, P11GLUE_PIN_PROMPT, pin, &why);
-
-	if (r == P11GLUE_OK)
-		return PG_EXIT_OK;
-	if (r == P11GLUE_ERR_PIN_CANCELLED)
-		pg_message("%s: none entered (no terminal to ask on? give a PIN source)", prompt);
-	else
-		pg_message("%s: %s%s%s", prompt, p11glue_strerror(r), why ? ": " : "", why ? why : "");
-	free(why);
-	return PG_EXIT_FAIL;
-}
-
-int
-pg_store_read_secret(const char *source, const char *prompt, bool confirm, p11glue_pin **pin)
-{
-	p11glue_uri *uri = NULL;
-	p11glue_pin *again = NULL;
-	const unsigned char *a, *b;
-	size_t alen, blen;
-	char prompt2[256];
-	int status;
-
-	*pin = NULL;
-	if (source != NULL && source_uri(source, &uri) != P11GLUE_OK) {
-		p11glue_uri_free(uri);
-		return PG_EXIT_FAIL;
-	}
-	status = resolve(uri, prompt, pin);
-	p11glue_uri_free(uri);
-	if (status != PG_EXIT_OK || source != NULL || !confirm)
-		return status;
-	snprintf(prompt2, sizeof(prompt2), "%s (again)", prompt);
-	status = resolve(NULL, prompt2, &again);
-	if (status == PG_EXIT_OK) {
-		a = p11glue_pin_value(*pin, &alen);
-		b = p11glue_pin_value(again, &blen);
-		if (alen != blen || !pg_ct_equal(a, b, alen)) {
-			pg_message("the two entries differ");
-			status = PG_EXIT_FAIL;
-		}
-	}
-	p11glue_pin_free(again);
-	if (status != PG_EXIT_OK) {
-		p11glue_pin_free(*pin);
-		*pin = NULL;
-	}
-	return status;
-}
-
-int
-pg_keytoken_read_pin(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
-                     const char *pin_source, p11glue_pin **pin)
-{
-	char prompt[96];
-
-	snprintf(prompt, sizeof(prompt), "%s for %s", who == CKU_SO ? "SO PIN" : "PIN",
-	         pg_keytoken_label(kt));
-	if (pin_source != NULL)
-		return pg_store_read_secret(pin_source, prompt, false, pin);
-	return resolve(uri, prompt, pin);
-}
-
-int
-pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
-                  const char *pin_source)
-{
-	bool named = pin_source != NULL ||
-	             (uri && (p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
-	                      p11glue_uri_get(uri, P11GLUE_URI_PIN_SOURCE, NULL)));
-	p11glue_pin *pin = NULL;
-	const unsigned char *value;
-	size_t len = 0;
-	CK_SESSION_INFO info;
-	int status;
-	CK_RV rv;
-
-	/* Logged in already (a login is per token, and another session of
-	 * this process made it): no PIN to ask for. */
-	if (who == CKU_USER && kt->f->C_GetSessionInfo(kt->session, &info) == CKR_OK &&
-	    (info.state == CKS_RO_USER_FUNCTIONS || info.state == CKS_RW_USER_FUNCTIONS))
-		return PG_EXIT_OK;
-	/* A reader with its own PIN pad asks there. */
-	if (!named && (kt->token.flags & CKF_PROTECTED_AUTHENTICATION_PATH)) {
-		rv = kt->f->C_Login(kt->session, who, NULL, 0);
-	} else {
-		status = pg_keytoken_read_pin(kt, who, uri, pin_source, &pin);
-		if (status != PG_EXIT_OK)
-			return status;
-		value = p11glue_pin_value(pin, &len);
-		rv = kt->f->C_Login(kt->session, who, (CK_UTF8CHAR_PTR)value, len);
-		p11glue_pin_free(pin);
-	}
-	if (rv == CKR_USER_ALREADY_LOGGED_IN)
-		rv = CKR_OK;
-	if (rv != CKR_OK) {
-		pg_keytoken_error(who == CKU_SO ? "SO login" : "login", rv);
-		return PG_EXIT_FAIL;
-	}
-	return PG_EXIT_OK;
-}
-
-/* ---------------------------------------------------------------------------
  * Token administration
  */
 
@@ -446,7 +312,7 @@ pg_keytoken_init_token(pg_keytoken *kt, const p11glue_pin *so_pin, const char *l
 	pg_pad(padded, sizeof(padded), label);
 	rv = kt->f->C_InitToken(kt->slot, (CK_UTF8CHAR_PTR)value, len, padded);
 	if (rv != CKR_OK) {
-		pg_keytoken_error("C_InitToken", rv);
+		pg_keytoken_pin_error(kt, CKU_SO, "C_InitToken", rv);
 		return PG_EXIT_FAIL;
 	}
 	pg_keytoken_refresh(kt);
@@ -486,7 +352,8 @@ pg_keytoken_set_pin(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_pin *old,
 	if (who == CKU_SO)
 		pg_keytoken_logout(kt);
 	if (rv != CKR_OK) {
-		pg_keytoken_error(who == CKU_SO ? "changing the SO PIN" : "changing the PIN", rv);
+		pg_keytoken_pin_error(kt, who, who == CKU_SO ? "changing the SO PIN"
+		                                             : "changing the PIN", rv);
 		return PG_EXIT_FAIL;
 	}
 	return PG_EXIT_OK;
@@ -560,11 +427,53 @@ pg_keytoken_find(pg_keytoken *kt, const p11glue_uri *uri, const CK_ATTRIBUTE *ex
 	return (long)total;
 }
 
-int
-pg_token_each_object(const pg_token *t, const p11glue_uri *uri, bool login, pg_object_func func,
-                     void *data)
+/* Warns of the objects on the token that have attr (and class, when
+ * it is set) already. */
+static void
+warn_same(pg_keytoken *kt, const CK_ATTRIBUTE *attr, const CK_OBJECT_CLASS *cls, const char *what)
 {
-	pg_keytoken kt = { .f = t->funcs, .slot = t->slot, .token = t->token };
+	CK_ATTRIBUTE tmpl[2] = { *attr, { CKA_CLASS, (void *)cls, sizeof(*cls) } };
+	CK_OBJECT_HANDLE found[16];
+	long n = pg_keytoken_find(kt, NULL, tmpl, cls ? 2 : 1, found, PG_N_ELEMENTS(found));
+	char *text;
+
+	if (n <= 0)
+		return;
+	pg_message("warning: token '%s' has %s%ld object%s %s already; a URI with only %s= "
+	           "names the new ones and %s:", pg_keytoken_label(kt), n == PG_N_ELEMENTS(found)
+	           ? "at least " : "", n, n == 1 ? "" : "s", what,
+	           attr->type == CKA_LABEL ? "object" : "id", n == 1 ? "it" : "them");
+	for (long i = 0; i < n; i++) {
+		text = pg_keytoken_object_uri(kt, found[i]);
+		fprintf(stderr, "  %s\n", text ? text : "?");
+		free(text);
+	}
+}
+
+void
+pg_keytoken_warn_taken(pg_keytoken *kt, const char *label, const unsigned char *id,
+                       size_t id_len, CK_OBJECT_CLASS cls)
+{
+	CK_ATTRIBUTE attr;
+	char what[96];
+
+	if (label != NULL) {
+		attr = (CK_ATTRIBUTE){ CKA_LABEL, (void *)label, strlen(label) };
+		snprintf(what, sizeof(what), "labelled '%.64s'", label);
+		warn_same(kt, &attr, NULL, what);
+	}
+	if (id != NULL && id_len > 0) {
+		attr = (CK_ATTRIBUTE){ CKA_ID, (void *)id, id_len };
+		warn_same(kt, &attr, &cls, cls == CKO_CERTIFICATE ? "(certificates) with this ID"
+		                                                  : "(public keys) with this ID");
+	}
+}
+
+int
+pg_token_each_object(const pg_token *t, const p11glue_uri *uri, bool login, pg_pins *pins,
+                     pg_object_func func, void *data)
+{
+	pg_keytoken kt = { .f = t->funcs, .slot = t->slot, .token = t->token, .pins = pins };
 	CK_ATTRIBUTE tmpl[3];
 	CK_OBJECT_CLASS klass;
 	CK_OBJECT_HANDLE *found = NULL;
@@ -573,7 +482,7 @@ pg_token_each_object(const pg_token *t, const p11glue_uri *uri, bool login, pg_o
 	CK_RV rv;
 
 	if (status == PG_EXIT_OK && login)
-		status = pg_keytoken_login(&kt, CKU_USER, uri, NULL);
+		status = pg_keytoken_login(&kt, CKU_USER, uri);
 	if (status == PG_EXIT_OK && !p11glue_uri_is_unrecognized(uri)) {
 		rv = pg_objects_find(kt.f, kt.session, tmpl, p11glue_uri_get_template(uri, tmpl, &klass),
 		                     &found, &count);
