@@ -3,8 +3,14 @@
  * guards pg_store, and fork handling. The function lists are module.c's.
  *
  * C_Initialize's pReserved may carry options, as a NUL-terminated string
- * of space-separated key=value pairs (the convention NSS's "library
- * parameters" and p11-kit's x-init-reserved follow):
+ * of space-separated key=value pairs (the form of NSS's "library
+ * parameters" and of a registry file's x-init-reserved). PKCS#11 v3.0 §5.4
+ * says pReserved should be NULL_PTR, and a caller may put anything
+ * there, so the string is read only from a caller recognised as passing
+ * one (pg_initialize_args_options, initargs.h): p11glue's registry, which
+ * sets PG_CKF_RESERVED_STRING in flags, and NSS and p11-kit, whose mutex
+ * callbacks lie in libnss3 and libp11-kit. Any other non-NULL pReserved
+ * is CKR_ARGUMENTS_BAD and is never dereferenced. The options:
  *   store=DIR              the token directory (else $P11GLUE_STORE_DIR,
  *                          else $XDG_DATA_HOME/p11glue/store, else
  *                          ~/.local/share/p11glue/store)
@@ -219,12 +225,18 @@ make_dirs(const char *path)
 static CK_RV
 check_args(const CK_C_INITIALIZE_ARGS *args, char **dir, unsigned *max_fails, unsigned *log2n)
 {
+	const char *options = NULL;
 	CK_RV rv = pg_check_initialize_args(args);
 
-	if (rv != CKR_OK || args == NULL)
+	if (rv != CKR_OK)
 		return rv;
-	if (args->pReserved != NULL &&
-	    !pg_store_parse_options(args->pReserved, dir, max_fails, log2n))
+	rv = pg_initialize_args_options(args, &options);
+	if (rv != CKR_OK) {
+		pg_message("store: C_Initialize: pReserved is neither NULL nor an options string "
+		           "from a caller that marks it as one; see p11glue-store(8)");
+		return rv;
+	}
+	if (options != NULL && !pg_store_parse_options(options, dir, max_fails, log2n))
 		return CKR_ARGUMENTS_BAD;
 	return CKR_OK;
 }
