@@ -190,4 +190,15 @@ same "SHA256 matches OpenSSL" "$tmp/hash" "$tmp/digest"
 check "generate random" tool --token-label test --generate-random 64 -o "$tmp/random"
 if [ "$(stat -c %s "$tmp/random")" = 64 ]; then ok "64 random bytes"; else not_ok "64 random bytes"; fi
 
+# Initialising the token again makes a new token, with a serial of its own.
+serial() { tool -L 2>/dev/null | sed -n 's/^ *serial num *: *//p' | head -1; }
+old_serial=$(serial)
+check "init the token again" tool --init-token --token-label test --label test --so-pin "$so_pin"
+new_serial=$(serial)
+if [ -n "$old_serial" ] && [ -n "$new_serial" ] && [ "$old_serial" != "$new_serial" ]; then
+	ok "a token initialised again has a new serial"
+else
+	not_ok "a token initialised again has a new serial" "before: $old_serial, after: $new_serial"
+fi
+
 finish

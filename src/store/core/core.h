@@ -21,6 +21,7 @@
 #define PG_PIN_MIN 4
 #define PG_PIN_MAX 255
 #define PG_UID_LEN 16               /* random per-object identity */
+#define PG_SERIAL_LEN 16            /* a token's serial: 16 hex digits */
 #define PG_KEY_LEN 32               /* the token key: AES-256 */
 #define PG_SALT_LEN 16
 #define PG_WRAPPED_LEN (12 + PG_KEY_LEN + 16)   /* nonce, key, GCM tag */
@@ -223,7 +224,7 @@ struct pg_token {
 
 	/* From the database (pg_token_sync). */
 	CK_UTF8CHAR label[32];
-	char serial[16];
+	char serial[PG_SERIAL_LEN];
 	int64_t epoch;               /* changes when the token is initialised again */
 	unsigned max_fails;
 	pg_pin_wrap pins[2];         /* [CKU_SO], [CKU_USER] */
@@ -283,8 +284,8 @@ CK_RV pg_pin_verify_locked(pg_token *tok, CK_USER_TYPE user, const CK_UTF8CHAR *
 CK_RV pg_db_open(pg_token *tok) PG_MUST_CHECK;
 void pg_db_close(pg_token *tok, bool forked);
 /* Creates a token file atomically; CKR_FUNCTION_FAILED when the name is taken. */
-CK_RV pg_db_create(const char *path, const CK_UTF8CHAR label[32], const pg_pin_wrap *so,
-                   unsigned max_fails) PG_MUST_CHECK;
+CK_RV pg_db_create(const char *path, const CK_UTF8CHAR label[32], const char serial[PG_SERIAL_LEN],
+                   const pg_pin_wrap *so, unsigned max_fails) PG_MUST_CHECK;
 CK_RV pg_db_commit(pg_token *tok) PG_MUST_CHECK;
 void pg_db_rollback(pg_token *tok);
 /* Inside a write: stores an object's record (sets e->row, e->version). */
@@ -292,8 +293,9 @@ CK_RV pg_db_put(pg_token *tok, pg_entry *e, const pg_buf *record, bool update) P
 CK_RV pg_db_delete(pg_token *tok, pg_entry *e) PG_MUST_CHECK;
 CK_RV pg_db_set_pin(pg_token *tok, CK_USER_TYPE user, const pg_pin_wrap *wrap) PG_MUST_CHECK;
 CK_RV pg_db_set_fails(pg_token *tok, CK_USER_TYPE user, unsigned fails) PG_MUST_CHECK;
-/* Inside a write: empties the token for C_InitToken. */
-CK_RV pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const pg_pin_wrap *so) PG_MUST_CHECK;
+/* Inside a write: empties the token for C_InitToken, under a new serial. */
+CK_RV pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const char serial[PG_SERIAL_LEN],
+                   const pg_pin_wrap *so) PG_MUST_CHECK;
 /* Runs PRAGMA integrity_check; for tests and tools. */
 bool pg_db_check(const char *path);
 /* A prepared statement (PG_STMT_*), reset and unbound. */

@@ -307,7 +307,8 @@ pg_db_set_fails(pg_token *tok, CK_USER_TYPE user, unsigned fails)
 }
 
 CK_RV
-pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const pg_pin_wrap *so)
+pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const char serial[PG_SERIAL_LEN],
+             const pg_pin_wrap *so)
 {
 	sqlite3_stmt *s = NULL;
 	int rc;
@@ -315,10 +316,11 @@ pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const pg_pin_wrap *so)
 	rc = pg_db_exec(tok, "DELETE FROM object; DELETE FROM tomb; DELETE FROM pin;");
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(tok->db, "UPDATE token SET label = ?1, epoch = epoch + 1,"
-		                        " tomb_floor = ?2 WHERE id = 1", -1, &s, NULL);
+		                        " tomb_floor = ?2, serial = ?3 WHERE id = 1", -1, &s, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_blob(s, 1, label, 32, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 2, tok->change + 1);
+		sqlite3_bind_text(s, 3, serial, PG_SERIAL_LEN, SQLITE_STATIC);
 		rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(tok->db);
 	}
 	sqlite3_finalize(s);
@@ -329,21 +331,13 @@ pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const pg_pin_wrap *so)
 
 /* Writes the schema and the first rows into a new, empty database. */
 static int
-create_schema(sqlite3 *db, const CK_UTF8CHAR label[32], const pg_pin_wrap *so, unsigned max_fails)
+create_schema(sqlite3 *db, const CK_UTF8CHAR label[32], const char serial[PG_SERIAL_LEN],
+              const pg_pin_wrap *so, unsigned max_fails)
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char rnd[8];
-	char serial[16];
 	sqlite3_stmt *s = NULL;
 	char sql[96];
 	int rc;
 
-	if (!pg_random(rnd, sizeof(rnd)))
-		return SQLITE_ERROR;
-	for (size_t i = 0; i < 8; i++) {
-		serial[2 * i] = hex[rnd[i] >> 4];
-		serial[2 * i + 1] = hex[rnd[i] & 15];
-	}
 	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d; PRAGMA user_version = %d;",
 	         APPLICATION_ID, SCHEMA_VERSION);
 	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
@@ -356,7 +350,7 @@ create_schema(sqlite3 *db, const CK_UTF8CHAR label[32], const pg_pin_wrap *so, u
 		                        -1, &s, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_blob(s, 1, label, 32, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, serial, 16, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, serial, PG_SERIAL_LEN, SQLITE_STATIC);
 		sqlite3_bind_int(s, 3, (int)max_fails);
 		rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
 	}
@@ -380,8 +374,8 @@ create_schema(sqlite3 *db, const CK_UTF8CHAR label[32], const pg_pin_wrap *so, u
 }
 
 CK_RV
-pg_db_create(const char *path, const CK_UTF8CHAR label[32], const pg_pin_wrap *so,
-             unsigned max_fails)
+pg_db_create(const char *path, const CK_UTF8CHAR label[32], const char serial[PG_SERIAL_LEN],
+             const pg_pin_wrap *so, unsigned max_fails)
 {
 	char *tmp;
 	sqlite3 *db = NULL;
@@ -402,7 +396,7 @@ pg_db_create(const char *path, const CK_UTF8CHAR label[32], const pg_pin_wrap *s
 	close(fd);
 	rc = sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL);
 	if (rc == SQLITE_OK)
-		rc = create_schema(db, label, so, max_fails);
+		rc = create_schema(db, label, serial, so, max_fails);
 	/* Closing the only connection folds the WAL into the file. */
 	if (sqlite3_close(db) != SQLITE_OK && rc == SQLITE_OK)
 		rc = SQLITE_ERROR;
