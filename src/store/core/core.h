@@ -221,6 +221,8 @@ struct pg_token {
 	sqlite3_stmt *stmts[PG_STMT_COUNT];
 	bool free_slot;              /* no token yet: C_InitToken makes one */
 	bool broken;                 /* unusable database: CKR_DEVICE_ERROR */
+	bool read_only;              /* a file cannot be written: CKF_WRITE_PROTECTED */
+	bool read_only_told;         /* pg_db_write_protected said why */
 
 	/* From the database (pg_token_sync). */
 	CK_UTF8CHAR label[32];
@@ -287,6 +289,9 @@ void pg_db_close(pg_token *tok, bool forked);
 CK_RV pg_db_create(const char *path, const CK_UTF8CHAR label[32], const char serial[PG_SERIAL_LEN],
                    const pg_pin_wrap *so, unsigned max_fails) PG_MUST_CHECK;
 CK_RV pg_db_commit(pg_token *tok) PG_MUST_CHECK;
+/* Marks the token write-protected, says which file is read-only (once),
+ * and returns CKR_TOKEN_WRITE_PROTECTED. */
+CK_RV pg_db_write_protected(pg_token *tok);
 void pg_db_rollback(pg_token *tok);
 /* Inside a write: stores an object's record (sets e->row, e->version). */
 CK_RV pg_db_put(pg_token *tok, pg_entry *e, const pg_buf *record, bool update) PG_MUST_CHECK;

@@ -226,6 +226,8 @@ pg_token_flags_locked(const pg_token *tok)
 	flags |= pin_flags(tok, CKU_SO, CKF_SO_PIN_COUNT_LOW, CKF_SO_PIN_FINAL_TRY, CKF_SO_PIN_LOCKED);
 	if (tok->broken)
 		flags |= CKF_ERROR_STATE;
+	if (tok->read_only)
+		flags |= CKF_WRITE_PROTECTED;
 	return flags;
 }
 
