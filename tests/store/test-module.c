@@ -144,6 +144,10 @@ test_options(void)
 	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
 	args.pReserved = (void *)"store=";
 	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	args.pReserved = (void *)"wrap-decrypt=maybe";
+	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	args.pReserved = (void *)"wrap-decrypt";
+	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
 	args.pReserved = (void *)"";
 	setenv("P11GLUE_STORE_DIR", st_dir(), 1);
 	ck_assert_rv(p11->C_Initialize(&args), CKR_OK);

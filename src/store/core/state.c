@@ -18,6 +18,12 @@
  *                          initialised from now on (default 10)
  *   scrypt-log2n=N         scrypt cost N = 2^n for PINs set from now on
  *                          (default 14; 10-22)
+ *   wrap-decrypt=allow     a secret key may both wrap and decrypt (or
+ *                          unwrap and encrypt), and a key pair made by
+ *                          C_GenerateKeyPair may wrap with its public key
+ *                          and decrypt with its private key, when a
+ *                          template asks for both (rules.c); default
+ *                          wrap-decrypt=refuse
  * Unknown keys are ignored, so a string meant for another module harms
  * nothing; a known key with a bad value is CKR_ARGUMENTS_BAD.
  *
@@ -131,7 +137,7 @@ parse_uint(const char *text, size_t len, unsigned min, unsigned max, unsigned *o
 }
 
 bool
-pg_store_parse_options(const char *text, char **dir, unsigned *max_fails, unsigned *kdf_log2n)
+pg_store_parse_options(const char *text, pg_store_options *opts)
 {
 	const char *p = text;
 
@@ -151,15 +157,22 @@ pg_store_parse_options(const char *text, char **dir, unsigned *max_fails, unsign
 		if (klen == 5 && memcmp(p, "store", 5) == 0) {
 			if (eq == NULL || vlen == 0)
 				return false;
-			free(*dir);
-			*dir = (char *)pg_memdup0(eq + 1, vlen);
-			if (*dir == NULL)
+			free(opts->dir);
+			opts->dir = (char *)pg_memdup0(eq + 1, vlen);
+			if (opts->dir == NULL)
 				return false;
 		} else if (klen == 16 && memcmp(p, "max-pin-attempts", 16) == 0) {
-			if (eq == NULL || !parse_uint(eq + 1, vlen, 1, 1000, max_fails))
+			if (eq == NULL || !parse_uint(eq + 1, vlen, 1, 1000, &opts->max_fails))
 				return false;
 		} else if (klen == 12 && memcmp(p, "scrypt-log2n", 12) == 0) {
-			if (eq == NULL || !parse_uint(eq + 1, vlen, 10, 22, kdf_log2n))
+			if (eq == NULL || !parse_uint(eq + 1, vlen, 10, 22, &opts->kdf_log2n))
+				return false;
+		} else if (klen == 12 && memcmp(p, "wrap-decrypt", 12) == 0) {
+			if (eq != NULL && vlen == 5 && memcmp(eq + 1, "allow", 5) == 0)
+				opts->wrap_decrypt = true;
+			else if (eq != NULL && vlen == 6 && memcmp(eq + 1, "refuse", 6) == 0)
+				opts->wrap_decrypt = false;
+			else
 				return false;
 		}
 		p = end;
@@ -223,7 +236,7 @@ make_dirs(const char *path)
 }
 
 static CK_RV
-check_args(const CK_C_INITIALIZE_ARGS *args, char **dir, unsigned *max_fails, unsigned *log2n)
+check_args(const CK_C_INITIALIZE_ARGS *args, pg_store_options *opts)
 {
 	const char *options = NULL;
 	CK_RV rv = pg_check_initialize_args(args);
@@ -236,7 +249,7 @@ check_args(const CK_C_INITIALIZE_ARGS *args, char **dir, unsigned *max_fails, un
 		           "from a caller that marks it as one; see p11glue-store(8)");
 		return rv;
 	}
-	if (options != NULL && !pg_store_parse_options(options, dir, max_fails, log2n))
+	if (options != NULL && !pg_store_parse_options(options, opts))
 		return CKR_ARGUMENTS_BAD;
 	return CKR_OK;
 }
@@ -259,12 +272,16 @@ drop_inherited(void)
 CK_RV
 C_Initialize(CK_VOID_PTR pInitArgs)
 {
-	char *dir = NULL;
-	unsigned max_fails = PG_DEFAULT_MAX_FAILS, log2n = PG_DEFAULT_KDF_LOG2N;
+	pg_store_options opts = {
+		.max_fails = PG_DEFAULT_MAX_FAILS,
+		.kdf_log2n = PG_DEFAULT_KDF_LOG2N,
+	};
+	char *dir;
 	CK_RV rv;
 
 	pthread_once(&atfork_once, atfork_register);
-	rv = check_args(pInitArgs, &dir, &max_fails, &log2n);
+	rv = check_args(pInitArgs, &opts);
+	dir = opts.dir;
 	if (rv != CKR_OK) {
 		free(dir);
 		return rv;
@@ -287,8 +304,9 @@ C_Initialize(CK_VOID_PTR pInitArgs)
 	make_dirs(dir);
 	pg_store.dir = dir;
 	dir = NULL;
-	pg_store.max_fails = max_fails;
-	pg_store.kdf_log2n = log2n;
+	pg_store.max_fails = opts.max_fails;
+	pg_store.kdf_log2n = opts.kdf_log2n;
+	pg_store.wrap_decrypt = opts.wrap_decrypt;
 	pg_map_init(&pg_store.sessions);
 	pg_map_init(&pg_store.objects);
 	pg_store.initialized = true;
