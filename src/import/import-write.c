@@ -162,7 +162,10 @@ write_key(writer *w, EVP_PKEY *key, const char *label, const unsigned char *id, 
 		return false;
 	}
 	/* Last, so that a key on the token always has its public half. */
-	return create(w, &priv, "private key");
+	if (!create(w, &priv, "private key"))
+		return false;
+	pg_key_warn_kind(pg_key_kind_of(key));
+	return true;
 }
 
 /* The certificate of the key, or NULL. */

@@ -5,6 +5,7 @@
 
 #include "modules.h"
 #include "compat.h"
+#include "initargs.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -255,8 +256,12 @@ pg_module_initialize(pg_module *mod, const char *reserved)
 	if (mod->users == 0) {
 		memset(&args, 0, sizeof(args));
 		args.flags = CKF_OS_LOCKING_OK;
-		/* The reserved string convention: modules read it from pReserved. */
-		args.pReserved = (CK_VOID_PTR)(reserved && *reserved ? reserved : NULL);
+		/* The reserved string convention: modules read it from pReserved;
+		 * the flag tells p11glue's modules that it is a string. */
+		if (reserved != NULL && *reserved) {
+			args.flags |= PG_CKF_RESERVED_STRING;
+			args.pReserved = (CK_VOID_PTR)reserved;
+		}
 		rv = mod->funcs->C_Initialize(&args);
 		mod->foreign = rv == CKR_CRYPTOKI_ALREADY_INITIALIZED;
 		if (mod->foreign)

@@ -226,6 +226,8 @@ pg_token_flags_locked(const pg_token *tok)
 	flags |= pin_flags(tok, CKU_SO, CKF_SO_PIN_COUNT_LOW, CKF_SO_PIN_FINAL_TRY, CKF_SO_PIN_LOCKED);
 	if (tok->broken)
 		flags |= CKF_ERROR_STATE;
+	if (tok->read_only)
+		flags |= CKF_WRITE_PROTECTED;
 	return flags;
 }
 
@@ -328,7 +330,7 @@ C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
 static void
 token_info_locked(pg_token *tok, CK_TOKEN_INFO *info)
 {
-	char serial[17];
+	char serial[PG_SERIAL_LEN + 1];
 
 	memset(info, 0, sizeof(*info));
 	if (tok->free_slot)
@@ -337,8 +339,8 @@ token_info_locked(pg_token *tok, CK_TOKEN_INFO *info)
 		memcpy(info->label, tok->label, sizeof(info->label));
 	pg_pad(info->manufacturerID, sizeof(info->manufacturerID), "p11glue");
 	pg_pad(info->model, sizeof(info->model), "p11glue store");
-	memcpy(serial, tok->serial, 16);
-	serial[16] = 0;
+	memcpy(serial, tok->serial, PG_SERIAL_LEN);
+	serial[PG_SERIAL_LEN] = 0;
 	pg_pad(info->serialNumber, sizeof(info->serialNumber), tok->free_slot ? "" : serial);
 	info->flags = pg_token_flags_locked(tok);
 	info->ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
@@ -399,10 +401,40 @@ C_GetMechanismInfo(CK_SLOT_ID slotID, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO_
 	return pg_mech_info(type, pInfo);
 }
 
+/*
+ * A serial for a token being made or initialised again: 64 random bits
+ * as 16 hex digits, drawn again while a token this process sees has it,
+ * so the tokens of one store never share one (and tokens elsewhere do
+ * with probability 2^-64 per pair). A token initialised again is a new
+ * token to applications (its objects are gone), so it gets a new serial.
+ */
+static bool
+new_serial_locked(char serial[PG_SERIAL_LEN])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char rnd[PG_SERIAL_LEN / 2];
+	bool taken = true;
+
+	for (int tries = 0; taken && tries < 16; tries++) {
+		if (!pg_random(rnd, sizeof(rnd)))
+			return false;
+		for (size_t i = 0; i < sizeof(rnd); i++) {
+			serial[2 * i] = hex[rnd[i] >> 4];
+			serial[2 * i + 1] = hex[rnd[i] & 15];
+		}
+		taken = false;
+		for (pg_token *t = pg_store.tokens; t != NULL && !taken; t = t->next)
+			taken = !t->free_slot && t->db != NULL &&
+			        memcmp(t->serial, serial, PG_SERIAL_LEN) == 0;
+	}
+	return !taken;
+}
+
 /* C_InitToken on the free slot: a new token file. */
 static CK_RV
 init_new_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PTR label)
 {
+	char serial[PG_SERIAL_LEN];
 	pg_token_key *key;
 	pg_pin_wrap so;
 	unsigned log2n = pg_store.kdf_log2n, gen = pg_store.generation;
@@ -423,7 +455,8 @@ init_new_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PT
 	tok = token_any_locked(slot);
 	if (tok == NULL || !tok->free_slot)
 		return CKR_FUNCTION_FAILED;
-	rv = pg_db_create(tok->path, label, &so, pg_store.max_fails);
+	rv = new_serial_locked(serial) ? pg_db_create(tok->path, label, serial, &so, pg_store.max_fails)
+	                               : CKR_FUNCTION_FAILED;
 	pg_memzero(&so, sizeof(so));
 	/* Whoever created it (we or a racing process), the scan opens it. */
 	pg_tokens_scan_locked(false);
@@ -434,6 +467,7 @@ init_new_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PT
 static CK_RV
 init_again_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PTR label)
 {
+	char serial[PG_SERIAL_LEN];
 	pg_token_key *key = NULL;
 	pg_pin_wrap so;
 	unsigned log2n = pg_store.kdf_log2n, gen = pg_store.generation;
@@ -453,11 +487,13 @@ init_again_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
 	if (rv == CKR_OK && tok->sessions > 0)
 		rv = CKR_SESSION_EXISTS;
+	if (rv == CKR_OK && !new_serial_locked(serial))
+		rv = CKR_FUNCTION_FAILED;
 	if (rv == CKR_OK)
 		rv = pg_token_begin_write(tok);
 	if (rv != CKR_OK)
 		return rv;
-	rv = pg_db_reinit(tok, label, &so);
+	rv = pg_db_reinit(tok, label, serial, &so);
 	if (rv == CKR_OK)
 		rv = pg_db_commit(tok);
 	else
@@ -472,6 +508,7 @@ init_again_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_
 	}
 	tok->epoch++;
 	memcpy(tok->label, label, sizeof(tok->label));
+	memcpy(tok->serial, serial, PG_SERIAL_LEN);
 	memset(&tok->pins[CKU_USER], 0, sizeof(tok->pins[CKU_USER]));
 	add_event(tok->slot);
 	return CKR_OK;

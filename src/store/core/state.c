@@ -3,8 +3,14 @@
  * guards pg_store, and fork handling. The function lists are module.c's.
  *
  * C_Initialize's pReserved may carry options, as a NUL-terminated string
- * of space-separated key=value pairs (the convention NSS's "library
- * parameters" and p11-kit's x-init-reserved follow):
+ * of space-separated key=value pairs (the form of NSS's "library
+ * parameters" and of a registry file's x-init-reserved). PKCS#11 v3.0 §5.4
+ * says pReserved should be NULL_PTR, and a caller may put anything
+ * there, so the string is read only from a caller recognised as passing
+ * one (pg_initialize_args_options, initargs.h): p11glue's registry, which
+ * sets PG_CKF_RESERVED_STRING in flags, and NSS and p11-kit, whose mutex
+ * callbacks lie in libnss3 and libp11-kit. Any other non-NULL pReserved
+ * is CKR_ARGUMENTS_BAD and is never dereferenced. The options:
  *   store=DIR              the token directory (else $P11GLUE_STORE_DIR,
  *                          else $XDG_DATA_HOME/p11glue/store, else
  *                          ~/.local/share/p11glue/store)
@@ -12,6 +18,12 @@
  *                          initialised from now on (default 10)
  *   scrypt-log2n=N         scrypt cost N = 2^n for PINs set from now on
  *                          (default 14; 10-22)
+ *   wrap-decrypt=allow     a secret key may both wrap and decrypt (or
+ *                          unwrap and encrypt), and a key pair made by
+ *                          C_GenerateKeyPair may wrap with its public key
+ *                          and decrypt with its private key, when a
+ *                          template asks for both (rules.c); default
+ *                          wrap-decrypt=refuse
  * Unknown keys are ignored, so a string meant for another module harms
  * nothing; a known key with a bad value is CKR_ARGUMENTS_BAD.
  *
@@ -125,7 +137,7 @@ parse_uint(const char *text, size_t len, unsigned min, unsigned max, unsigned *o
 }
 
 bool
-pg_store_parse_options(const char *text, char **dir, unsigned *max_fails, unsigned *kdf_log2n)
+pg_store_parse_options(const char *text, pg_store_options *opts)
 {
 	const char *p = text;
 
@@ -145,15 +157,22 @@ pg_store_parse_options(const char *text, char **dir, unsigned *max_fails, unsign
 		if (klen == 5 && memcmp(p, "store", 5) == 0) {
 			if (eq == NULL || vlen == 0)
 				return false;
-			free(*dir);
-			*dir = (char *)pg_memdup0(eq + 1, vlen);
-			if (*dir == NULL)
+			free(opts->dir);
+			opts->dir = (char *)pg_memdup0(eq + 1, vlen);
+			if (opts->dir == NULL)
 				return false;
 		} else if (klen == 16 && memcmp(p, "max-pin-attempts", 16) == 0) {
-			if (eq == NULL || !parse_uint(eq + 1, vlen, 1, 1000, max_fails))
+			if (eq == NULL || !parse_uint(eq + 1, vlen, 1, 1000, &opts->max_fails))
 				return false;
 		} else if (klen == 12 && memcmp(p, "scrypt-log2n", 12) == 0) {
-			if (eq == NULL || !parse_uint(eq + 1, vlen, 10, 22, kdf_log2n))
+			if (eq == NULL || !parse_uint(eq + 1, vlen, 10, 22, &opts->kdf_log2n))
+				return false;
+		} else if (klen == 12 && memcmp(p, "wrap-decrypt", 12) == 0) {
+			if (eq != NULL && vlen == 5 && memcmp(eq + 1, "allow", 5) == 0)
+				opts->wrap_decrypt = true;
+			else if (eq != NULL && vlen == 6 && memcmp(eq + 1, "refuse", 6) == 0)
+				opts->wrap_decrypt = false;
+			else
 				return false;
 		}
 		p = end;
@@ -217,14 +236,20 @@ make_dirs(const char *path)
 }
 
 static CK_RV
-check_args(const CK_C_INITIALIZE_ARGS *args, char **dir, unsigned *max_fails, unsigned *log2n)
+check_args(const CK_C_INITIALIZE_ARGS *args, pg_store_options *opts)
 {
+	const char *options = NULL;
 	CK_RV rv = pg_check_initialize_args(args);
 
-	if (rv != CKR_OK || args == NULL)
+	if (rv != CKR_OK)
 		return rv;
-	if (args->pReserved != NULL &&
-	    !pg_store_parse_options(args->pReserved, dir, max_fails, log2n))
+	rv = pg_initialize_args_options(args, &options);
+	if (rv != CKR_OK) {
+		pg_message("store: C_Initialize: pReserved is neither NULL nor an options string "
+		           "from a caller that marks it as one; see p11glue-store(8)");
+		return rv;
+	}
+	if (options != NULL && !pg_store_parse_options(options, opts))
 		return CKR_ARGUMENTS_BAD;
 	return CKR_OK;
 }
@@ -247,12 +272,16 @@ drop_inherited(void)
 CK_RV
 C_Initialize(CK_VOID_PTR pInitArgs)
 {
-	char *dir = NULL;
-	unsigned max_fails = PG_DEFAULT_MAX_FAILS, log2n = PG_DEFAULT_KDF_LOG2N;
+	pg_store_options opts = {
+		.max_fails = PG_DEFAULT_MAX_FAILS,
+		.kdf_log2n = PG_DEFAULT_KDF_LOG2N,
+	};
+	char *dir;
 	CK_RV rv;
 
 	pthread_once(&atfork_once, atfork_register);
-	rv = check_args(pInitArgs, &dir, &max_fails, &log2n);
+	rv = check_args(pInitArgs, &opts);
+	dir = opts.dir;
 	if (rv != CKR_OK) {
 		free(dir);
 		return rv;
@@ -275,8 +304,9 @@ C_Initialize(CK_VOID_PTR pInitArgs)
 	make_dirs(dir);
 	pg_store.dir = dir;
 	dir = NULL;
-	pg_store.max_fails = max_fails;
-	pg_store.kdf_log2n = log2n;
+	pg_store.max_fails = opts.max_fails;
+	pg_store.kdf_log2n = opts.kdf_log2n;
+	pg_store.wrap_decrypt = opts.wrap_decrypt;
 	pg_map_init(&pg_store.sessions);
 	pg_map_init(&pg_store.objects);
 	pg_store.initialized = true;
