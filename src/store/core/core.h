@@ -296,15 +296,26 @@ typedef struct {
 
 extern pg_store_state pg_store;
 
-/* slot.c */
+/* state.c: serialises C_Initialize and C_Finalize (taken before the
+ * module mutex); the first call registers the fork handlers. */
+void pg_store_life_begin(void);
+void pg_store_life_end(void);
+
+/* tokenlist.c */
 /* An offered slot (a usable token or the free slot), or NULL. */
 pg_token *pg_token_find_locked(CK_SLOT_ID slot);
+/* The token of a slot, offered or not (a file that failed to open). */
+pg_token *pg_token_any_locked(CK_SLOT_ID slot);
 /* Looks for new token files; records slot events unless `quiet`. */
 void pg_tokens_scan_locked(bool quiet);
 void pg_tokens_free_locked(bool forked);
+/* Records a slot event for C_WaitForSlotEvent (once per slot). */
+void pg_token_event_locked(CK_SLOT_ID slot);
 /* CKF_* token flags as C_GetTokenInfo reports them. */
 CK_FLAGS pg_token_flags_locked(const pg_token *tok);
-/* Drops secrets and unsealed values (logout, or the token changed). */
+
+/* entry.c: drops secrets and unsealed values (logout, or the token
+ * changed). */
 void pg_token_logout_locked(pg_token *tok);
 
 /* login.c: checks a PIN (mutex released during the KDF) and counts the
