@@ -188,46 +188,26 @@ pg_conf_bool(const char *value, bool dflt, bool *bad)
 static char *
 read_file(const char *path, size_t *len, bool *missing, pg_buf *errors)
 {
-	struct stat st;
-	char *data;
-	ssize_t n;
-	size_t got = 0;
-	/* O_NONBLOCK: a FIFO named like a configuration file must not make
-	 * the open wait for a writer; it is refused below like any other
-	 * file that is not a regular one. */
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	unsigned char *data = NULL;
+	int fd = pg_open_regular(path, false, NULL), err;
 
-	*missing = false;
-	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			*missing = true;
-		else
-			pg_buf_printf(errors, "%s: cannot read: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONF_MAX_SIZE) {
+	/* A FIFO named like a configuration file must not make the open
+	 * wait for a writer: pg_open_regular refuses it like any other file
+	 * that is not a regular one. */
+	if (fd >= 0)
+		data = pg_read_fd(fd, CONF_MAX_SIZE, len);
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	*missing = fd < 0 && (err == ENOENT || err == ENOTDIR);
+	if (data == NULL && err == ENOMEM)
+		pg_buf_printf(errors, "%s: out of memory\n", path);
+	else if (data == NULL && (err == EINVAL || err == EFBIG))
 		pg_buf_printf(errors, "%s: not a regular file of at most %d bytes\n", path,
 		              CONF_MAX_SIZE);
-		close(fd);
-		return NULL;
-	}
-	data = malloc((size_t)st.st_size + 1);
-	while (data != NULL && got < (size_t)st.st_size) {
-		n = read(fd, data + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (data == NULL) {
-		pg_buf_printf(errors, "%s: out of memory\n", path);
-		return NULL;
-	}
-	data[got] = 0;
-	*len = got;
-	return data;
+	else if (data == NULL && !*missing)
+		pg_buf_printf(errors, "%s: cannot read: %s\n", path, strerror(err));
+	return (char *)data;
 }
 
 /*

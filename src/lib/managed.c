@@ -91,7 +91,7 @@ check_session(pg_managed *m, CK_SESSION_HANDLE session)
  * Forwarders generated from the call list
  */
 
-#define FWD_SESSION(name, params, args, v3only)                              \
+#define PG_FWD_SESSION(name, params, args, v3only)                           \
 	static CK_RV managed_##name(pg_managed *m, PG_EXPAND params)             \
 	{                                                                        \
 		CK_RV rv = check_session(m, hSession);                               \
@@ -103,7 +103,7 @@ check_session(pg_managed *m, CK_SESSION_HANDLE session)
 		return rv;                                                           \
 	}
 
-#define FWD_SLOT(name, params, args, v3only)                                 \
+#define PG_FWD_SLOT(name, params, args, v3only)                              \
 	static CK_RV managed_##name(pg_managed *m, PG_EXPAND params)             \
 	{                                                                        \
 		CK_RV rv = check_initialized(m);                                     \
@@ -115,16 +115,8 @@ check_session(pg_managed *m, CK_SESSION_HANDLE session)
 		return rv;                                                           \
 	}
 
-#define FWD_INFO FWD_SESSION
-#define FWD_NONE(name, params, args, v3only)
-#define FWD_OPEN(name, params, args, v3only)
-#define FWD_CLOSE(name, params, args, v3only)
-#define FWD_CLOSE_ALL(name, params, args, v3only)
-
-#define FWD_2X(name, params, args, kind) FWD_##kind(name, params, args, 0)
-#define FWD_3_0(name, params, args, kind) FWD_##kind(name, params, args, 1)
-PG_CALLS_2X(FWD_2X)
-PG_CALLS_3_0(FWD_3_0)
+#define PG_FWD_INFO PG_FWD_SESSION
+PG_FORWARD_CALLS
 
 /* ---------------------------------------------------------------------------
  * The calls every list handles itself

@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -110,22 +111,23 @@ get_functions(void *dl, CK_FUNCTION_LIST_3_0 **funcs, CK_FUNCTION_LIST_3_0 *v2)
 static const char *
 missing_entry(const CK_FUNCTION_LIST_3_0 *f)
 {
-	if (f->C_Initialize == NULL)
-		return "C_Initialize";
-	if (f->C_Finalize == NULL)
-		return "C_Finalize";
-	if (f->C_GetInfo == NULL)
-		return "C_GetInfo";
-	if (f->C_GetSlotList == NULL)
-		return "C_GetSlotList";
-	if (f->C_GetSlotInfo == NULL)
-		return "C_GetSlotInfo";
-	if (f->C_GetTokenInfo == NULL)
-		return "C_GetTokenInfo";
-	if (f->C_OpenSession == NULL)
-		return "C_OpenSession";
-	if (f->C_CloseSession == NULL)
-		return "C_CloseSession";
+#define ENTRY(name) { offsetof(CK_FUNCTION_LIST_3_0, name), #name }
+	static const struct {
+		size_t offset;
+		const char *name;
+	} first[] = {
+		ENTRY(C_Initialize), ENTRY(C_Finalize), ENTRY(C_GetInfo), ENTRY(C_GetSlotList),
+		ENTRY(C_GetSlotInfo), ENTRY(C_GetTokenInfo), ENTRY(C_OpenSession),
+		ENTRY(C_CloseSession),
+	};
+#undef ENTRY
+	void (*entry)(void);
+
+	for (size_t i = 0; i < PG_N_ELEMENTS(first); i++) {
+		memcpy(&entry, (const char *)f + first[i].offset, sizeof(entry));
+		if (entry == NULL)
+			return first[i].name;
+	}
 	return NULL;
 }
 

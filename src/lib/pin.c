@@ -159,48 +159,41 @@ file_path(const char *source)
 	return source[0] == '/' ? source : NULL;
 }
 
+/* A PIN from the bytes a source gave: a final newline and carriage
+ * return are no part of it. The caller wipes buf. */
+static int
+make_pin(const unsigned char *buf, size_t len, p11glue_pin **pin)
+{
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	if (len > 0 && buf[len - 1] == '\r')
+		len--;
+	*pin = p11glue_pin_new(buf, len);
+	return *pin ? P11GLUE_OK : P11GLUE_ERR_NOMEM;
+}
+
 static int
 read_pin_file(const char *path, p11glue_pin **pin, char **error)
 {
-	unsigned char buf[PIN_FILE_MAX + 1];
+	unsigned char *buf;
 	size_t len = 0;
 	struct stat st;
-	ssize_t n;
 	int fd, rv;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+	fd = pg_open_regular(path, true, &st);
 	if (fd < 0)
-		return fail(error, path, strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return fail(error, path, "not a regular file");
-	}
+		return fail(error, path, errno == EINVAL ? "not a regular file" : strerror(errno));
 	/* A PIN file readable by others is a leak waiting to happen. */
 	if ((st.st_mode & 077) != 0 || (st.st_uid != geteuid() && st.st_uid != 0)) {
 		close(fd);
 		return fail(error, path,
 		            "permissions too open (use chmod 600; owner must be you or root)");
 	}
-	while (len < sizeof(buf)) {
-		n = read(fd, buf + len, sizeof(buf) - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
+	buf = pg_read_fd(fd, PIN_FILE_MAX, &len);
+	rv = buf == NULL && errno == EFBIG ? fail(error, path, "larger than 4096 bytes")
+	     : buf == NULL ? fail(error, path, strerror(errno)) : make_pin(buf, len, pin);
 	close(fd);
-	if (len > PIN_FILE_MAX) {
-		pg_memzero(buf, sizeof(buf));
-		return fail(error, path, "larger than 4096 bytes");
-	}
-	if (len > 0 && buf[len - 1] == '\n')
-		len--;
-	if (len > 0 && buf[len - 1] == '\r')
-		len--;
-	*pin = p11glue_pin_new(buf, len);
-	rv = *pin ? P11GLUE_OK : P11GLUE_ERR_NOMEM;
-	pg_memzero(buf, sizeof(buf));
+	pg_free_secret(buf, buf ? len + 1 : 0);
 	return rv;
 }
 
@@ -281,12 +274,8 @@ read_pin_fd(const char *source, p11glue_pin **pin, char **error)
 		rv = fail(error, source, "longer than 4096 bytes");
 	else if (len == 0 && !line)
 		rv = fail(error, source, "nothing to read (a descriptor gives its PIN once)");
-	if (rv == P11GLUE_OK) {
-		if (len > 0 && buf[len - 1] == '\r')
-			len--;
-		*pin = p11glue_pin_new(buf, len);
-		rv = *pin ? P11GLUE_OK : P11GLUE_ERR_NOMEM;
-	}
+	if (rv == P11GLUE_OK)
+		rv = make_pin(buf, len, pin);
 	pg_memzero(buf, sizeof(buf));
 	return rv;
 }

@@ -141,7 +141,7 @@ map_slot_locked(CK_ULONG module, CK_SLOT_ID real, CK_SLOT_ID *id)
  * Forwarders generated from the call list
  */
 
-#define FWD_SESSION(name, params, args, v3only)                              \
+#define PG_FWD_SESSION(name, params, args, v3only)                           \
 	static CK_RV px_##name params                                            \
 	{                                                                        \
 		px_module *mod;                                                      \
@@ -153,7 +153,7 @@ map_slot_locked(CK_ULONG module, CK_SLOT_ID real, CK_SLOT_ID *id)
 		return mod->funcs->name args;                                        \
 	}
 
-#define FWD_SLOT(name, params, args, v3only)                                 \
+#define PG_FWD_SLOT(name, params, args, v3only)                              \
 	static CK_RV px_##name params                                            \
 	{                                                                        \
 		px_module *mod;                                                      \
@@ -165,15 +165,8 @@ map_slot_locked(CK_ULONG module, CK_SLOT_ID real, CK_SLOT_ID *id)
 		return mod->funcs->name args;                                        \
 	}
 
-#define FWD_INFO(name, params, args, v3only)
-#define FWD_NONE(name, params, args, v3only)
-#define FWD_OPEN(name, params, args, v3only)
-#define FWD_CLOSE(name, params, args, v3only)
-#define FWD_CLOSE_ALL(name, params, args, v3only)
-#define FWD_2X(name, params, args, kind) FWD_##kind(name, params, args, 0)
-#define FWD_3_0(name, params, args, kind) FWD_##kind(name, params, args, 1)
-PG_CALLS_2X(FWD_2X)
-PG_CALLS_3_0(FWD_3_0)
+#define PG_FWD_INFO(name, params, args, v3only)
+PG_FORWARD_CALLS
 
 /* ---------------------------------------------------------------------------
  * Initialization

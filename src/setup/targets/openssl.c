@@ -32,18 +32,6 @@
 #define SYSTEM_FILE "/etc/ssl/p11glue-pkcs11.cnf"
 #define ENGINE_FILE "pkcs11.so"
 
-static void
-describe(FILE *out)
-{
-	fprintf(out,
-	        "  --openssl  OpenSSL's PKCS#11 engine (Debian package libengine-pkcs11-openssl):\n"
-	        "             ~/.config/p11glue/openssl-pkcs11.cnf (with --system\n"
-	        "             " SYSTEM_FILE "), a file p11glue owns, loads the engine\n"
-	        "             with the store module (--proxy: the proxy). Use it with\n"
-	        "             OPENSSL_CONF=FILE and '-engine pkcs11 -keyform engine', or\n"
-	        "             '.include FILE' at the top of a configuration of yours.\n");
-}
-
 static char *
 cnf_path(const pg_setup_env *env)
 {
@@ -250,9 +238,14 @@ out:
 const pg_setup_target pg_setup_openssl = {
 	.name = TARGET,
 	.summary = "an OpenSSL configuration that loads the PKCS#11 engine with the store",
+	.description =
+		"  --openssl  OpenSSL's PKCS#11 engine (Debian package libengine-pkcs11-openssl):\n"
+		"             ~/.config/p11glue/openssl-pkcs11.cnf (with --system\n"
+		"             " SYSTEM_FILE "), a file p11glue owns, loads the engine\n"
+		"             with the store module (--proxy: the proxy). Use it with\n"
+		"             OPENSSL_CONF=FILE and '-engine pkcs11 -keyform engine', or\n"
+		"             '.include FILE' at the top of a configuration of yours.\n",
 	.system = true,
-	.describe = describe,
 	.plan = plan,
-	.apply = pg_setup_apply_edits,
 	.status = status,
 };
