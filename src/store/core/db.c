@@ -160,12 +160,9 @@ static const char *const companions[] = { "-wal", "-shm" };
 static char *
 companion_path(const char *path, const char *suffix)
 {
-	size_t len = strlen(path) + strlen(suffix) + 1;
-	char *p = malloc(len);
+	char *p;
 
-	if (p != NULL)
-		snprintf(p, len, "%s%s", path, suffix);
-	return p;
+	return asprintf(&p, "%s%s", path, suffix) < 0 ? NULL : p;
 }
 
 static bool
