@@ -20,8 +20,12 @@ expect "error: no '='" 1 "" "${bad}bad URI syntax: attribute 'token' has no '='"
 	"$p11glue" uri parse "pkcs11:token"
 expect "error: not an attribute name" 1 "" "${bad}unknown URI attribute: 'f.o' is no attribute name" \
 	"$p11glue" uri parse "pkcs11:token=a;f.o=bar"
-expect "parse: a vendor attribute of any name" 0 "pkcs11:token=a;foo=bar?vendor-bbb=b" "" \
+expect "parse: a vendor attribute of any name, a path one with a warning" 0 \
+	"pkcs11:token=a;foo=bar?vendor-bbb=b" \
+	"p11glue: warning: 'foo' is no attribute of RFC 7512 (a vendor's): a URI with it in the path matches nothing here" \
 	"$p11glue" uri parse "pkcs11:foo=bar;token=a?vendor-bbb=b"
+expect "parse: a vendor query attribute alone: no warning" 0 "pkcs11:token=a?vendor-bbb=b" "" \
+	"$p11glue" uri parse "pkcs11:token=a?vendor-bbb=b"
 expect "error: bad type" 1 "" "${bad}invalid URI attribute value: value of 'type'" \
 	"$p11glue" uri parse "pkcs11:type=foo"
 expect "error: bad library-version" 1 "" "${bad}invalid URI attribute value: value of 'library-version'" \
