@@ -41,7 +41,8 @@ gen_aes(const CK_ATTRIBUTE *extra, CK_ULONG n_extra, CK_OBJECT_HANDLE *key)
 	};
 
 	pg_assert(n_extra <= 6);
-	memcpy(t + 2, extra, n_extra * sizeof(*t));
+	if (n_extra > 0)
+		memcpy(t + 2, extra, n_extra * sizeof(*t));
 	return p11->C_GenerateKey(ct_session, &m, t, 2 + n_extra, key);
 }
 
