@@ -12,7 +12,11 @@ headers it offers to others.  This script reads that table and fails when
   - a meson target compiles a source outside the folder that defines it
     (needs --build, the build directory, for meson's introspection),
   - a source file is longer than the limit (800 lines),
-  - the map itself has a cycle, or a folder of src/ has no row.
+  - the map itself has a cycle, or a folder of src/ has no row,
+  - files of one folder call each other in a cycle: a shared function
+    (pg_* or p11glue_*, defined at the start of a line as the style
+    writes definitions) of file A called in file B and one of B in A,
+    or a longer ring; a part reads bottom to top, file by file too.
 
 Usage: check-layering.py [--root SRC_ROOT] [--build BUILD_DIR] [--max-lines N]
 Exit status: 0 when the tree keeps the map, 1 when it does not (every
@@ -185,9 +189,72 @@ def check(root, build, max_lines):
                 problems.append(f'{where}: {part}/ includes {inc}, private '
                                 f'to {tpart}/')
 
+    problems += call_cycles(root, files)
     if build:
         problems += check_targets(root, build)
     return problems
+
+
+DEF_RE = re.compile(r'^((?:pg|p11glue)_\w+)\(', re.M)
+CALL_RE = re.compile(r'\b((?:pg|p11glue)_\w+)\s*\(')
+
+
+def call_cycles(root, files):
+    """Rings of .c files that call each other's shared functions."""
+    sources = [rel for rel in files if rel.endswith('.c')]
+    text = {}
+    for rel in sources:
+        with open(os.path.join(root, rel), encoding='utf-8', errors='replace') as f:
+            text[rel] = f.read()
+    defined = {}
+    for rel in sources:
+        for name in DEF_RE.findall(text[rel]):
+            defined.setdefault(name, set()).add(rel)
+    graph = {rel: set() for rel in sources}
+    for rel in sources:
+        for name in set(CALL_RE.findall(text[rel])):
+            graph[rel] |= defined.get(name, set()) - {rel}
+    # Tarjan's strongly connected components, iteratively.
+    index, low, on, stack, rings = {}, {}, set(), [], []
+    counter = 0
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = counter
+        counter += 1
+        stack.append(start)
+        on.add(start)
+        while work:
+            node, edges = work[-1]
+            advanced = False
+            for nxt in edges:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on.add(nxt)
+                    work.append((nxt, iter(sorted(graph[nxt]))))
+                    advanced = True
+                    break
+                if nxt in on:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                ring = []
+                while True:
+                    top = stack.pop()
+                    on.discard(top)
+                    ring.append(top)
+                    if top == node:
+                        break
+                if len(ring) > 1:
+                    rings.append(sorted(ring))
+    return ['call cycle: ' + ' <-> '.join(ring) for ring in sorted(rings)]
 
 
 def check_targets(root, build):

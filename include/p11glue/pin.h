@@ -9,8 +9,24 @@
  *       is dropped). It must be a regular file that only its owner can
  *       read or write (no group or other permissions), owned by the user
  *       or root.
+ *   env:NAME
+ *       the value of the environment variable NAME, as it is (nothing is
+ *       dropped; none in set-id programs). Only with P11GLUE_PIN_TRUSTED_URI.
+ *   fd:N
+ *       the open descriptor N, read up to a newline (not part of the PIN)
+ *       or its end; what follows the newline stays unread, so one pipe can
+ *       carry several PINs, a line each. A descriptor that gives nothing
+ *       (read already) and a terminal are refused. Only with
+ *       P11GLUE_PIN_TRUSTED_URI.
  *   SCHEME:...
- *       handed to a callback an application registered for SCHEME.
+ *       handed to a callback an application registered for SCHEME (a
+ *       callback for "env" or "fd" takes precedence over the above).
+ *
+ * env: and fd: name things of the running process, not of the URI's
+ * author: a URI from a configuration file or a peer could read another
+ * secret of the environment into a C_Login, or swallow a descriptor the
+ * program uses. They are honoured only when the caller says the URI is
+ * its own user's (its command line).
  *
  * PINs live in p11glue_pin buffers, which are wiped when freed.
  * Thread safety: registering callbacks is serialized internally.
@@ -58,7 +74,10 @@ P11GLUE_PUBLIC void p11glue_pin_unregister(const char *scheme, p11glue_pin_callb
 /* Flags for p11glue_pin_resolve(). */
 enum {
 	/* Prompt on the terminal (with echo off) when the URI names no PIN. */
-	P11GLUE_PIN_PROMPT = 1 << 0
+	P11GLUE_PIN_PROMPT = 1 << 0,
+	/* The URI comes from this process's own user (its command line):
+	 * its pin-source may also be env:NAME or fd:N. */
+	P11GLUE_PIN_TRUSTED_URI = 1 << 1
 };
 
 /*

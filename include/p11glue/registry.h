@@ -44,7 +44,8 @@ enum {
 	P11GLUE_REGISTRY_FOR_PROXY = 1 << 2,
 	/* Hand out each module's own function list, unmanaged, even when
 	 * the configuration says managed (initialization is still shared
-	 * and counted). For code that tracks its own sessions. */
+	 * and counted; a module with log-calls gets a list that only logs
+	 * and forwards). For code that tracks its own sessions. */
 	P11GLUE_REGISTRY_UNMANAGED = 1 << 3
 };
 
@@ -54,7 +55,10 @@ enum {
  * priority (higher first), then name. A module that fails to load or
  * initialize is kept in the list with an error (p11glue_module_error)
  * and no function list, unless it is critical: then loading fails with
- * P11GLUE_ERR_MODULE and messages (p11glue_registry_messages) say why.
+ * P11GLUE_ERR_MODULE. Messages (p11glue_registry_messages) name each
+ * module that cannot be loaded, but not one that loads and fails to
+ * initialize (unless critical): that one may simply not be set up for
+ * this user, and says so through its error only.
  * Two names for the same library file share one load; the second is
  * listed with the error "same module as NAME".
  * On success *registry is new; free it with p11glue_registry_free.
@@ -93,8 +97,8 @@ P11GLUE_PUBLIC const char *p11glue_registry_messages(const p11glue_registry *reg
 /* The module's registry name (its file name without ".module"). */
 P11GLUE_PUBLIC const char *p11glue_module_name(const p11glue_module *module);
 
-/* The library file as configured ("module:") and as resolved (absolute;
- * NULL when no file was found). */
+/* The library file as configured ("module:"; "" when a broken file gave
+ * none) and as resolved (absolute; NULL when no file was found). */
 P11GLUE_PUBLIC const char *p11glue_module_filename(const p11glue_module *module);
 P11GLUE_PUBLIC const char *p11glue_module_path(const p11glue_module *module);
 
@@ -108,7 +112,9 @@ P11GLUE_PUBLIC const char *p11glue_module_error(const p11glue_module *module);
 
 /*
  * The function list this caller uses for the module: a managed list
- * unless the module is unmanaged; already initialized unless
+ * unless the module is unmanaged (then the module's own list, or, when
+ * its calls are to be logged (log-calls), a list that logs each call and
+ * forwards it unchanged); already initialized unless
  * P11GLUE_REGISTRY_NO_INIT. NULL when the module is not usable. Its
  * version says whether it is a CK_FUNCTION_LIST_3_0 (major >= 3).
  * Valid until the registry is freed.

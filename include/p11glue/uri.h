@@ -4,14 +4,23 @@
  * A p11glue_uri holds decoded attribute values as bytes: a value may
  * contain NUL and bytes that are not UTF-8. Values are set through
  * p11glue_uri_set(), which checks them as the parser does, so a URI
- * object only ever holds values that format to a valid URI.
+ * object only ever holds values that format to a valid URI. A value
+ * longer than its PKCS#11 field (a token label over 32 bytes) is valid
+ * and kept; it matches nothing.
+ *
+ * Vendor-specific attributes (RFC 7512 §2.3) are any other name made of
+ * letters, digits, '-' and '_' ("x-" is a convention, not a rule), in
+ * the path or the query; they are kept and formatted back. A vendor path
+ * attribute makes the URI match nothing (the matchers below do not know
+ * it; a consumer that does removes it from a copy before matching); a
+ * vendor query attribute is ignored by matching.
  *
  * Canonical form (what p11glue_uri_format() writes):
  *   pkcs11:<path>[?<query>]
  *   path attributes in this order: token, manufacturer, serial, model,
  *     library-manufacturer, library-description, library-version, object,
  *     type, id, slot-description, slot-manufacturer, slot-id, then vendor
- *     attributes (x-...) sorted by name; separated by ';'.
+ *     attributes sorted by name (byte order); separated by ';'.
  *   query attributes in this order: pin-source, pin-value, module-name,
  *     module-path, then vendor attributes sorted by name; separated by '&'.
  *   Values: unreserved characters (A-Z a-z 0-9 - . _ ~) are written as
@@ -67,16 +76,20 @@ typedef enum {
 enum {
 	/*
 	 * Accept what URIs found in the wild contain (and what p11-kit
-	 * accepts): white space inside values is dropped (blank, CR, LF, VT,
- * FF; a tab is kept as a raw byte), raw non-ASCII
+	 * accepts): white space anywhere is removed first (blank, tab, CR,
+	 * LF, VT, FF: RFC 3986 Appendix C; p11-kit keeps tabs), raw non-ASCII
 	 * bytes and other unescaped characters are taken as they are, empty
 	 * attributes (";;", a trailing ';') are skipped, a repeated attribute
-	 * replaces the earlier one, "type=secretkey" means secret-key, and an
-	 * unknown attribute or an unusable value (type=foo, a label longer
-	 * than its field) marks the URI as unrecognized instead of failing:
-	 * such a URI matches nothing. Bad percent-encoding, a bad scheme,
-	 * a bad library-version or slot-id and an attribute without '=' are
-	 * still errors.
+	 * replaces the earlier one, "type=secretkey" means secret-key, names
+	 * from drafts of RFC 7512 that p11-kit still accepts mean their
+	 * attribute (object-type and objecttype for type; pin-source,
+	 * pinfile and pin-value in the path, pinfile in the query), and a
+	 * path attribute whose name the grammar does not allow or a type
+	 * that names no class marks the URI as unrecognized instead of
+	 * failing: such a URI matches nothing (in the query, such a name is
+	 * ignored). Bad percent-encoding, a bad scheme, a bad library-version
+	 * or slot-id and an attribute without '=' are still errors; error
+	 * offsets count in the text as given.
 	 */
 	P11GLUE_URI_LENIENT = 1 << 0
 };
@@ -85,7 +98,7 @@ enum {
 typedef struct {
 	int result;          /* the p11glue_result returned */
 	size_t offset;       /* byte offset in the input where the fault is */
-	char detail[128];    /* e.g. "unknown attribute 'foo'"; never a value */
+	char detail[128];    /* e.g. "'f.o' is no attribute name"; never a value */
 } p11glue_uri_error;
 
 /* A new URI with no attributes ("pkcs11:"). Free with p11glue_uri_free. */
@@ -117,10 +130,11 @@ P11GLUE_PUBLIC char *p11glue_uri_format(const p11glue_uri *uri);
 /*
  * Sets a standard attribute to len bytes of value (decoded, not
  * percent-encoded). The value is checked as the strict parser checks it:
- * P11GLUE_ERR_URI_VALUE for a value its attribute cannot hold (a label
- * longer than its PKCS#11 field, a type other than the five names, a
- * library-version other than M or M.N with each part 0..255, a slot-id
- * that is not a decimal CK_ULONG); error, when not NULL, then says why.
+ * P11GLUE_ERR_URI_VALUE for a value its attribute cannot hold (a type
+ * other than the five names, a library-version other than M or M.N with
+ * each part 0..255, a slot-id that is not a decimal CK_ULONG); error,
+ * when not NULL, then says why. Text values take any bytes, also more
+ * than their PKCS#11 field holds (the URI then matches nothing).
  * library-version, slot-id and type are stored in their canonical
  * spelling ("1" becomes "1.0", "007" becomes "7").
  */
@@ -152,9 +166,10 @@ P11GLUE_PUBLIC bool p11glue_uri_get_class(const p11glue_uri *uri,
                                           CK_OBJECT_CLASS *klass);
 
 /*
- * Vendor attributes ("x-" followed by letters, digits, '-' and '_').
- * in_query selects the query component; a value of NULL removes the
- * attribute. P11GLUE_ERR_URI_NAME for a name that is not a vendor name.
+ * Vendor attributes: a name of letters, digits, '-' and '_' that is no
+ * standard attribute of its component. in_query selects the query
+ * component; a value of NULL removes the attribute. P11GLUE_ERR_URI_NAME
+ * for a name that is not a vendor name.
  */
 P11GLUE_PUBLIC int p11glue_uri_set_vendor(p11glue_uri *uri, bool in_query,
                                           const char *name,
@@ -184,15 +199,18 @@ P11GLUE_PUBLIC const unsigned char *p11glue_uri_vendor_find(const p11glue_uri *u
  */
 P11GLUE_PUBLIC bool p11glue_uri_equal(const p11glue_uri *a, const p11glue_uri *b);
 
-/* True when lenient parsing met an attribute or value it did not know. */
+/* True when lenient parsing met an attribute or value it did not know
+ * (vendor attributes it kept do not count). */
 P11GLUE_PUBLIC bool p11glue_uri_is_unrecognized(const p11glue_uri *uri);
 
 /*
  * Matching. Each returns true when every attribute of uri that concerns
  * the given structure equals the structure's field (the URI's value
  * followed by the blank padding PKCS#11 puts in fixed-size fields; NUL
- * padding is accepted too). Attributes about other things are ignored,
- * so "pkcs11:" matches everything. An unrecognized URI matches nothing.
+ * padding is accepted too; a value longer than the field never matches).
+ * Attributes about other things are ignored, so "pkcs11:" matches
+ * everything. An unrecognized URI, or one with a vendor path attribute,
+ * matches nothing.
  */
 P11GLUE_PUBLIC bool p11glue_uri_match_module_info(const p11glue_uri *uri,
                                                   const CK_INFO *info);

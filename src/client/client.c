@@ -310,10 +310,13 @@ static CK_RV
 rc_C_Initialize(CK_VOID_PTR pInitArgs)
 {
 	CK_C_INITIALIZE_ARGS *args = pInitArgs;
-	const char *reserved = args ? args->pReserved : NULL;
+	const char *reserved = NULL;
 	const char *address = NULL;
 	CK_RV rv = pg_check_initialize_args(args);
 
+	/* pReserved is read only from a caller known to pass a string there. */
+	if (rv == CKR_OK)
+		rv = pg_initialize_args_options(args, &reserved);
 	if (rv != CKR_OK)
 		return rv;
 	pthread_once(&fork_once, register_fork);

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <sys/stat.h>
 
@@ -113,6 +114,38 @@ int pg_open_regular(const char *path, bool nofollow, struct stat *st);
  * is wiped then.
  */
 unsigned char *pg_read_fd(int fd, size_t max, size_t *len);
+
+/* ---------------------------------------------------------------------------
+ * Writing a file the user named (outfile.c)
+ */
+typedef struct {
+	FILE *fp;                    /* where to write: the file, or stdout for "-" */
+	char *path;                  /* the file named; NULL for standard output */
+	char *tmp;                   /* the temporary that replaces it, or NULL */
+	bool created;                /* path itself was created */
+} pg_outfile;
+
+/*
+ * Opens path ("-": standard output) for writing. A new file is created
+ * with mode (before the umask) and O_EXCL, so nothing that is there
+ * (a file, a link, even a dangling one) is written to. Only with
+ * overwrite, an existing regular file is replaced: a temporary file in
+ * the same directory, with the file's permissions, is renamed over it at
+ * pg_outfile_commit. A symbolic link, a FIFO, a device or a directory at
+ * path are always refused. Prints why and returns false on failure.
+ */
+bool pg_outfile_open(pg_outfile *f, const char *path, bool overwrite, mode_t mode);
+
+/*
+ * Flushes and closes f (standard output: flushed only) and puts the file
+ * in place. On failure says why, removes what was written and returns
+ * false. f is cleared either way.
+ */
+bool pg_outfile_commit(pg_outfile *f);
+
+/* Removes what was written (the new file or the temporary); f is cleared.
+ * A cleared f is fine. */
+void pg_outfile_abort(pg_outfile *f);
 
 /*
  * A file of the build tree this program runs from (rel is relative to

@@ -110,4 +110,19 @@
 
 #define PG_CALLS(X) PG_CALLS_2X(X) PG_CALLS_3_0(X)
 
+/*
+ * Forwarders: after defining PG_FWD_SESSION, PG_FWD_SLOT and PG_FWD_INFO
+ * (name, params, args, v3only), PG_FORWARD_CALLS expands to one of them
+ * for each entry point of that kind, v3only 1 for the calls new in 3.0.
+ * The library-wide calls and the session life cycle (NONE, OPEN, CLOSE,
+ * CLOSE_ALL) expand to nothing: forwarders write those by hand.
+ */
+#define PG_FWD_NONE(name, params, args, v3only)
+#define PG_FWD_OPEN(name, params, args, v3only)
+#define PG_FWD_CLOSE(name, params, args, v3only)
+#define PG_FWD_CLOSE_ALL(name, params, args, v3only)
+#define PG_FWD_2X_(name, params, args, kind) PG_FWD_##kind(name, params, args, 0)
+#define PG_FWD_3_0_(name, params, args, kind) PG_FWD_##kind(name, params, args, 1)
+#define PG_FORWARD_CALLS PG_CALLS_2X(PG_FWD_2X_) PG_CALLS_3_0(PG_FWD_3_0_)
+
 #endif /* PG_PKCS11_CALLS_H */

@@ -48,17 +48,17 @@ file_label(const char *path)
 
 typedef struct {
 	pg_keytoken *kt;
+	pg_report *report;
 	CK_OBJECT_HANDLE made[64];
 	size_t n_made;
 	int status;
 } writer;
 
-/* Creates one object from t (consumed); prints its URI. */
+/* Creates one object from t (consumed), reported as what. */
 static bool
 create(writer *w, pg_tmpl *t, const char *what)
 {
 	CK_OBJECT_HANDLE obj;
-	char *text;
 	CK_RV rv = t->failed ? CKR_HOST_MEMORY
 	                     : w->kt->f->C_CreateObject(w->kt->session, t->items, t->n, &obj);
 
@@ -70,16 +70,15 @@ create(writer *w, pg_tmpl *t, const char *what)
 	}
 	if (w->n_made < PG_N_ELEMENTS(w->made))
 		w->made[w->n_made++] = obj;
-	text = pg_keytoken_object_uri(w->kt, obj);
-	printf("%s: %s\n", what, text ? text : "?");
-	free(text);
+	pg_report_object(w->report, what, w->kt, obj, NULL);
 	return true;
 }
 
-/* Undoes what a failed import made. */
+/* Undoes what a failed import made (and forgets the report). */
 static void
 roll_back(writer *w)
 {
+	pg_report_clear(w->report);
 	for (size_t i = w->n_made; i > 0; i--)
 		w->kt->f->C_DestroyObject(w->kt->session, w->made[i - 1]);
 	if (w->n_made > 0)
@@ -88,16 +87,17 @@ roll_back(writer *w)
 	w->n_made = 0;
 }
 
-/* True when an object of the class with these attribute values exists. */
+/* True when an object of the class with these attribute values exists
+ * (*found: one of them). */
 static bool
-exists(writer *w, CK_OBJECT_CLASS cls, const CK_ATTRIBUTE *attrs, CK_ULONG n)
+exists(writer *w, CK_OBJECT_CLASS cls, const CK_ATTRIBUTE *attrs, CK_ULONG n,
+       CK_OBJECT_HANDLE *found)
 {
 	CK_ATTRIBUTE all[3] = { { CKA_CLASS, &cls, sizeof(cls) } };
-	CK_OBJECT_HANDLE found;
 
 	for (CK_ULONG i = 0; i < n && i < 2; i++)
 		all[i + 1] = attrs[i];
-	return pg_keytoken_find(w->kt, NULL, all, n + 1, &found, 1) > 0;
+	return pg_keytoken_find(w->kt, NULL, all, n + 1, found, 1) > 0;
 }
 
 static bool
@@ -107,6 +107,7 @@ write_cert(writer *w, X509 *cert, const char *label, const unsigned char *id, si
 	unsigned char *der = NULL;
 	int len = i2d_X509(cert, &der);
 	char *cn = NULL, *name;
+	CK_OBJECT_HANDLE old;
 	pg_tmpl t;
 	bool dup;
 	CK_ATTRIBUTE same[2] = {
@@ -118,16 +119,20 @@ write_cert(writer *w, X509 *cert, const char *label, const unsigned char *id, si
 		return false;
 	/* A chain certificate once is enough; the key's certificate must
 	 * carry the key's ID. */
-	dup = exists(w, CKO_CERTIFICATE, same, leaf ? 2 : 1);
+	dup = exists(w, CKO_CERTIFICATE, same, leaf ? 2 : 1, &old);
 	OPENSSL_free(der);
 	if (dup) {
 		name = common_name(cert);
-		printf("certificate '%s' is on the token already: skipped\n", name ? name : "?");
+		pg_report_object(w->report, "skipped certificate", w->kt, old, name ? name : "?");
 		free(name);
 		return true;
 	}
 	if (label == NULL)
 		label = cn = common_name(cert);
+	/* The key's certificate shares the key's label and ID, warned of
+	 * with the key. */
+	if (!leaf)
+		pg_keytoken_warn_taken(w->kt, label, id, id_len, CKO_CERTIFICATE);
 	pg_tmpl_init(&t);
 	pg_cert_template(&t, cert, label, id, id_len, leaf);
 	free(cn);
@@ -139,15 +144,16 @@ write_key(writer *w, EVP_PKEY *key, const char *label, const unsigned char *id, 
           X509 *leaf)
 {
 	pg_tmpl pub, priv;
-
+	CK_OBJECT_HANDLE old;
 	CK_ATTRIBUTE same_id = { CKA_ID, (void *)id, id_len };
 
-	if (exists(w, CKO_PRIVATE_KEY, &same_id, 1)) {
+	if (exists(w, CKO_PRIVATE_KEY, &same_id, 1, &old)) {
 		pg_message("a private key with this ID is on the token already (imported before? "
 		              "delete it first, or give another --id)");
 		w->status = PG_EXIT_FAIL;
 		return false;
 	}
+	pg_keytoken_warn_taken(w->kt, label, id, id_len, CKO_PUBLIC_KEY);
 	pg_tmpl_init(&pub);
 	pg_tmpl_init(&priv);
 	pg_key_templates(&pub, &priv, key, label, id, id_len, leaf);
@@ -156,7 +162,10 @@ write_key(writer *w, EVP_PKEY *key, const char *label, const unsigned char *id, 
 		return false;
 	}
 	/* Last, so that a key on the token always has its public half. */
-	return create(w, &priv, "private key");
+	if (!create(w, &priv, "private key"))
+		return false;
+	pg_key_warn_kind(pg_key_kind_of(key));
+	return true;
 }
 
 /* The certificate of the key, or NULL. */
@@ -173,9 +182,9 @@ leaf_of(pg_import *imp)
 
 int
 pg_import_write(pg_keytoken *kt, struct pg_import *imp, const char *file, const char *given_label,
-                const unsigned char *given_id, size_t given_id_len)
+                const unsigned char *given_id, size_t given_id_len, pg_report *report)
 {
-	writer w = { .kt = kt, .status = PG_EXIT_OK };
+	writer w = { .kt = kt, .report = report, .status = PG_EXIT_OK };
 	X509 *leaf = leaf_of(imp);
 	unsigned char key_id[20], cert_id[20];
 	char *label = NULL;

@@ -66,6 +66,17 @@ check_id_free(pg_keytoken *kt, const unsigned char *id, size_t id_len)
 	return PG_EXIT_OK;
 }
 
+void
+pg_key_warn_kind(const pg_key_kind *kind)
+{
+	if (kind == NULL || kind->key_type == CKK_RSA || kind->key_type == CKK_EC)
+		return;
+	pg_message("warning: OpenSSL's PKCS#11 engine (libp11 0.4.12, Debian 12) cannot list "
+	           "the private keys of a token that holds a key of type %s, so it finds none "
+	           "of them, RSA and EC keys included; keep %s keys on a token of their own if "
+	           "OpenSSL's engine is to use the others", kind->name, kind->name);
+}
+
 int
 pg_key_generate(pg_keytoken *kt, const pg_key_kind *kind, unsigned bits, const char *label,
                 const unsigned char *id, size_t id_len, CK_OBJECT_HANDLE *pub,
@@ -93,6 +104,7 @@ pg_key_generate(pg_keytoken *kt, const pg_key_kind *kind, unsigned bits, const c
 		pg_keytoken_error("C_GenerateKeyPair", rv);
 		return PG_EXIT_FAIL;
 	}
+	pg_key_warn_kind(kind);
 	return id == NULL ? set_derived_id(kt, *pub, *priv) : PG_EXIT_OK;
 }
 

@@ -498,8 +498,12 @@ pg_key_pair_templates(pg_tmpl *pub, pg_tmpl *priv, const pg_key_kind *kind, cons
 	pg_tmpl_add_bool(priv, CKA_EXTRACTABLE, false);
 	pg_tmpl_add_bool(priv, CKA_SIGN, true);
 	if (kind->key_type == CKK_RSA) {
+		/* The private key decrypts (GnuPG, OpenSSL) and unwraps (NSS's
+		 * TLS key exchange), so the public key must not wrap: what it
+		 * wrapped, the private key would decrypt. Said explicitly, as
+		 * other modules' defaults (SoftHSM2's) let a public key wrap. */
 		pg_tmpl_add_bool(pub, CKA_ENCRYPT, true);
-		pg_tmpl_add_bool(pub, CKA_WRAP, true);
+		pg_tmpl_add_bool(pub, CKA_WRAP, false);
 		pg_tmpl_add_bool(priv, CKA_DECRYPT, true);
 		pg_tmpl_add_bool(priv, CKA_UNWRAP, true);
 	} else if (kind->key_type == CKK_EC) {

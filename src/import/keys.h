@@ -86,8 +86,9 @@ void pg_key_templates(pg_tmpl *pub, pg_tmpl *priv, EVP_PKEY *key, const char *la
 /*
  * The attributes every key pair of the store's kinds gets, generated or
  * imported: on the token, label, ID (id may be NULL), and the usual usage
- * flags (sign and verify; RSA also encrypt, decrypt, wrap and unwrap; EC
- * derive). pg_key_templates adds the key values to these.
+ * flags (sign and verify; RSA also encrypt, decrypt and unwrap, and the
+ * public key explicitly not wrap; EC derive). pg_key_templates adds the
+ * key values to these.
  */
 void pg_key_pair_templates(pg_tmpl *pub, pg_tmpl *priv, const pg_key_kind *kind,
                            const char *label, const unsigned char *id, size_t id_len);
@@ -98,6 +99,14 @@ void pg_key_pair_templates(pg_tmpl *pub, pg_tmpl *priv, const pg_key_kind *kind,
  * *pub and *priv get the new objects. Prints problems; returns an exit
  * code (keygen.c).
  */
+/*
+ * Warns on standard error when a key of this kind on a token keeps
+ * OpenSSL's PKCS#11 engine of Debian 12 (libp11 0.4.12) from listing the
+ * token's private keys: it gives up at the first key type it does not
+ * know (CKK_EC_EDWARDS), so the token's RSA and EC keys go unseen too
+ * (keygen.c).
+ */
+void pg_key_warn_kind(const pg_key_kind *kind);
 int pg_key_generate(pg_keytoken *kt, const pg_key_kind *kind, unsigned bits, const char *label,
                     const unsigned char *id, size_t id_len, CK_OBJECT_HANDLE *pub,
                     CK_OBJECT_HANDLE *priv);
@@ -107,11 +116,15 @@ int pg_key_generate(pg_keytoken *kt, const pg_key_kind *kind, unsigned bits, con
  * in): the key pair and the certificate that belongs to it under label
  * (NULL: the file's label, else the certificate's common name, else the
  * file name without extension) and id (NULL: the key's pg_key_id), then
- * the other certificates; prints each object's URI. On a failure what
- * was made is destroyed again. Returns an exit code (import-write.c).
+ * the other certificates. Warns when the label or ID is taken already.
+ * Adds to report (may be NULL) each object made ("public key", "private
+ * key", "certificate") and each certificate found on the token already
+ * ("skipped certificate", the existing object, with its common name). On
+ * a failure what was made is destroyed again and report emptied.
+ * Returns an exit code (import-write.c).
  */
 struct pg_import;
 int pg_import_write(pg_keytoken *kt, struct pg_import *imp, const char *file, const char *label,
-                    const unsigned char *id, size_t id_len);
+                    const unsigned char *id, size_t id_len, pg_report *report);
 
 #endif /* PG_KEYS_H */

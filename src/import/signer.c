@@ -80,7 +80,7 @@ pg_signer_open(pg_signer *sg, const pg_store_opts *opts, const p11glue_uri *uri,
 	sg->loaded = status == PG_EXIT_OK;
 	if (status != PG_EXIT_OK || (status = pg_keytoken_select(&sg->kt, uri, 0)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_open(&sg->kt, rw)) != PG_EXIT_OK ||
-	    (status = pg_keytoken_login(&sg->kt, CKU_USER, uri, NULL)) != PG_EXIT_OK)
+	    (status = pg_keytoken_login(&sg->kt, CKU_USER, uri)) != PG_EXIT_OK)
 		return status;
 	n = pg_keytoken_find(&sg->kt, uri, &want, 1, found, PG_SIGNER_MAX_FOUND);
 	if (n <= 0) {
@@ -135,7 +135,7 @@ pg_signer_sign(void *data, const pg_sigalg *alg, const unsigned char *in, size_t
 	rv = sg->kt.f->C_SignInit(sg->kt.session, &mech, sg->key);
 	/* CKA_ALWAYS_AUTHENTICATE: the PIN again, for this signature. */
 	if (rv == CKR_OK && sg->always_auth &&
-	    pg_keytoken_login(&sg->kt, CKU_CONTEXT_SPECIFIC, sg->uri, NULL) != PG_EXIT_OK) {
+	    pg_keytoken_login(&sg->kt, CKU_CONTEXT_SPECIFIC, sg->uri) != PG_EXIT_OK) {
 		sg->failed = true;
 		return false;
 	}
@@ -212,7 +212,8 @@ pg_signer_certs(pg_signer *sg, CK_OBJECT_HANDLE *found, bool replace)
 
 /* Stores cert with the key's ID, then deletes the n old ones. */
 int
-pg_signer_store_cert(pg_signer *sg, X509 *cert, const char *label, const CK_OBJECT_HANDLE *old, long n)
+pg_signer_store_cert(pg_signer *sg, X509 *cert, const char *label, const CK_OBJECT_HANDLE *old, long n,
+                     pg_report *report)
 {
 	CK_OBJECT_HANDLE obj;
 	pg_tmpl t;
@@ -230,15 +231,14 @@ pg_signer_store_cert(pg_signer *sg, X509 *cert, const char *label, const CK_OBJE
 	for (long i = 0; i < n; i++) {
 		text = pg_keytoken_object_uri(&sg->kt, old[i]);
 		rv = sg->kt.f->C_DestroyObject(sg->kt.session, old[i]);
-		if (rv == CKR_OK)
-			printf("replaced: %s\n", text ? text : "a certificate");
-		else
+		if (rv == CKR_OK) {
+			pg_report_add(report, "replaced", text, NULL);
+		} else {
 			pg_keytoken_error("deleting the old certificate", rv);
-		free(text);
+			free(text);
+		}
 	}
-	text = pg_keytoken_object_uri(&sg->kt, obj);
-	printf("certificate: %s\n", text ? text : "?");
-	free(text);
+	pg_report_object(report, "certificate", &sg->kt, obj, NULL);
 	return PG_EXIT_OK;
 }
 

@@ -49,9 +49,10 @@ X509 *pg_signer_ca_cert(pg_signer *ca);
 long pg_signer_certs(pg_signer *sg, CK_OBJECT_HANDLE *found, bool replace);
 
 /* Stores cert beside the key (its ID; label), then deletes the n old
- * ones, printing the URIs. Returns an exit code. */
+ * ones; adds the URIs to report (may be NULL) as "replaced" and
+ * "certificate". Returns an exit code. */
 int pg_signer_store_cert(pg_signer *sg, X509 *cert, const char *label,
-                         const CK_OBJECT_HANDLE *old, long n);
+                         const CK_OBJECT_HANDLE *old, long n, pg_report *report);
 
 /* What a certificate or request says besides the key (the caller's choices). */
 typedef struct {

@@ -1,6 +1,7 @@
 /*
  * The registry configuration: file format and locations (see conf.h).
  */
+#define _GNU_SOURCE /* asprintf */
 #include "config.h"
 
 #include "conf.h"
@@ -187,58 +188,99 @@ pg_conf_bool(const char *value, bool dflt, bool *bad)
 static char *
 read_file(const char *path, size_t *len, bool *missing, pg_buf *errors)
 {
-	struct stat st;
-	char *data;
-	ssize_t n;
-	size_t got = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	unsigned char *data = NULL;
+	int fd = pg_open_regular(path, false, NULL), err;
 
-	*missing = false;
-	if (fd < 0) {
-		if (errno == ENOENT || errno == ENOTDIR)
-			*missing = true;
-		else
-			pg_buf_printf(errors, "%s: cannot read: %s\n", path, strerror(errno));
-		return NULL;
-	}
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > CONF_MAX_SIZE) {
+	/* A FIFO named like a configuration file must not make the open
+	 * wait for a writer: pg_open_regular refuses it like any other file
+	 * that is not a regular one. */
+	if (fd >= 0)
+		data = pg_read_fd(fd, CONF_MAX_SIZE, len);
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	*missing = fd < 0 && (err == ENOENT || err == ENOTDIR);
+	if (data == NULL && err == ENOMEM)
+		pg_buf_printf(errors, "%s: out of memory\n", path);
+	else if (data == NULL && (err == EINVAL || err == EFBIG))
 		pg_buf_printf(errors, "%s: not a regular file of at most %d bytes\n", path,
 		              CONF_MAX_SIZE);
-		close(fd);
-		return NULL;
-	}
-	data = malloc((size_t)st.st_size + 1);
-	while (data != NULL && got < (size_t)st.st_size) {
-		n = read(fd, data + got, (size_t)st.st_size - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
-	close(fd);
-	if (data == NULL) {
-		pg_buf_printf(errors, "%s: out of memory\n", path);
-		return NULL;
-	}
-	data[got] = 0;
-	*len = got;
-	return data;
+	else if (data == NULL && !*missing)
+		pg_buf_printf(errors, "%s: cannot read: %s\n", path, strerror(err));
+	return (char *)data;
 }
 
-/* Parses a file into map; false when it was broken (message in errors). */
+/*
+ * Condenses the problems of one file into one line (the first problem,
+ * and how many more there were), so a broken file is reported once
+ * however many of its lines are bad. suffix (may be NULL) is appended,
+ * e.g. what became of the module. Returns the line (free it) or NULL
+ * when memory ran out.
+ */
+static char *
+one_line(const pg_buf *errors, const char *suffix)
+{
+	const char *text = (const char *)errors->data;
+	size_t first, more = 0;
+	char *line = NULL;
+	int rv;
+
+	if (errors->len == 0 || errors->failed)
+		return NULL;
+	first = strcspn(text, "\n");
+	for (const char *p = text + first; *p; p++)
+		more += *p == '\n' && p[1] != 0;
+	if (suffix == NULL)
+		suffix = "";
+	if (more > 0)
+		rv = asprintf(&line, "%.*s (and %zu more problem%s)%s\n", (int)first, text, more,
+		              more == 1 ? "" : "s", suffix);
+	else
+		rv = asprintf(&line, "%.*s%s\n", (int)first, text, suffix);
+	return rv < 0 ? NULL : line;
+}
+
+/*
+ * Parses a file into map. Returns false when it was broken, with one
+ * line about it in *problem (free it); true, with *problem NULL,
+ * otherwise (also when it does not exist: *missing).
+ */
 static bool
-load_file(const char *path, pg_conf_map *map, pg_buf *errors, bool *missing)
+load_file(const char *path, pg_conf_map *map, bool *missing, const char *suffix,
+          char **problem)
 {
 	size_t len = 0;
-	char *text = read_file(path, &len, missing, errors);
+	pg_buf errors;
+	char *text;
 	bool ok;
 
-	if (text == NULL)
-		return *missing;
-	ok = pg_conf_parse(text, len, path, map, errors);
+	*problem = NULL;
+	pg_buf_init(&errors);
+	text = read_file(path, &len, missing, &errors);
+	ok = text != NULL ? pg_conf_parse(text, len, path, map, &errors) : *missing;
 	free(text);
+	if (!ok || errors.len > 0) {
+		*problem = one_line(&errors, suffix);
+		ok = false;
+	}
+	pg_buf_clear(&errors);
 	return ok;
+}
+
+/* load_file for a global file: its problem goes to messages. */
+static void
+load_global_file(pg_conf *conf, const char *path, pg_conf_map *map)
+{
+	char *problem;
+	bool missing;
+
+	if (!load_file(path, map, &missing, NULL, &problem)) {
+		if (problem != NULL)
+			pg_buf_add_str(&conf->messages, problem);
+		else
+			conf->messages.failed = true;
+		free(problem);
+	}
 }
 
 /* ---------------------------------------------------------------------------
@@ -357,26 +399,33 @@ load_module_dir(pg_conf *conf, const char *dir)
 	}
 	for (int i = 0; i < n; i++) {
 		pg_conf_module mod = { 0 };
-		pg_buf errors;
+		char suffix[300];
 
 		if (ok && module_file_name(entries[i]->d_name, name) &&
 		    (size_t)snprintf(path, sizeof(path), "%s/%s", dir, entries[i]->d_name) <
 		            sizeof(path)) {
-			pg_buf_init(&errors);
 			mod.name = strdup(name);
 			mod.file = strdup(path);
-			/* A broken file disables its module only; the rest loads. */
-			if (!load_file(path, &mod.values, &errors, &missing) || errors.len > 0) {
-				pg_buf_add_str(&conf->messages, errors.len ? (char *)errors.data : path);
-				mod.error = pg_buf_steal(&errors, NULL);
+			snprintf(suffix, sizeof(suffix), "; module '%s' disabled", name);
+			/* A broken file disables its module only; the rest loads.
+			 * Its one line goes to the messages and is the module's error. */
+			if (!load_file(path, &mod.values, &missing, suffix, &mod.error)) {
+				if (mod.error != NULL)
+					pg_buf_add_str(&conf->messages, mod.error);
+				else
+					ok = false;
 			} else if (missing) {
-				pg_buf_clear(&errors);
+				/* Gone between the listing and the open. */
 				module_clear(&mod);
 				free(entries[i]);
 				continue;
 			}
-			pg_buf_clear(&errors);
-			ok = mod.name != NULL && mod.file != NULL && put_module(conf, &mod);
+			if (ok && mod.name != NULL && mod.file != NULL)
+				ok = put_module(conf, &mod);
+			else {
+				module_clear(&mod);
+				ok = false;
+			}
 		}
 		free(entries[i]);
 	}
@@ -388,19 +437,26 @@ load_module_dir(pg_conf *conf, const char *dir)
  * Locations and precedence
  */
 
+/* dir + tail, allocated; NULL when out of memory (the location is then
+ * skipped). No fixed buffer: a long P11GLUE_CONFIG or home is not cut. */
+static char *
+join(const char *dir, const char *tail)
+{
+	char *path = NULL;
+
+	return asprintf(&path, "%s%s", dir, tail) < 0 ? NULL : path;
+}
+
 void
 pg_conf_paths_init(pg_conf_paths *paths)
 {
 	const char *dir = getenv("P11GLUE_CONFIG");
 	const char *home;
-	char buf[4096];
 
 	memset(paths, 0, sizeof(*paths));
 	if (dir != NULL && *dir != 0) {
-		snprintf(buf, sizeof(buf), "%s/pkcs11.conf", dir);
-		paths->system_file = strdup(buf);
-		snprintf(buf, sizeof(buf), "%s/modules", dir);
-		paths->module_dirs[0] = strdup(buf);
+		paths->system_file = join(dir, "/pkcs11.conf");
+		paths->module_dirs[0] = join(dir, "/modules");
 		return;
 	}
 	paths->system_file = strdup(P11GLUE_SYSTEM_CONFIG_FILE);
@@ -410,10 +466,8 @@ pg_conf_paths_init(pg_conf_paths *paths)
 	/* Never from a home directory in a set-id program. */
 	home = pg_is_privileged() ? NULL : pg_home_dir();
 	if (home != NULL) {
-		snprintf(buf, sizeof(buf), "%s/.config/pkcs11/pkcs11.conf", home);
-		paths->user_file = strdup(buf);
-		snprintf(buf, sizeof(buf), "%s/.config/pkcs11/modules", home);
-		paths->user_module_dir = strdup(buf);
+		paths->user_file = join(home, "/.config/pkcs11/pkcs11.conf");
+		paths->user_module_dir = join(home, "/.config/pkcs11/modules");
 	}
 }
 
@@ -460,9 +514,9 @@ static bool
 merge_user_global(pg_conf *conf, const pg_conf_paths *paths, bool only)
 {
 	pg_conf_map user = { 0 };
-	bool missing, ok = true;
+	bool ok = true;
 
-	load_file(paths->user_file, &user, &conf->messages, &missing);
+	load_global_file(conf, paths->user_file, &user);
 	if (only)
 		pg_conf_map_clear(&conf->global);
 	for (size_t i = 0; ok && i < user.n; i++) {
@@ -480,13 +534,13 @@ pg_conf_load(const pg_conf_paths *paths)
 {
 	pg_conf *conf = calloc(1, sizeof(*conf));
 	const char *mode;
-	bool missing, ok = true;
+	bool ok = true;
 
 	if (conf == NULL)
 		return NULL;
 	pg_buf_init(&conf->messages);
 	if (paths->system_file)
-		load_file(paths->system_file, &conf->global, &conf->messages, &missing);
+		load_global_file(conf, paths->system_file, &conf->global);
 	mode = user_mode(conf, paths);
 	if (mode == NULL) {
 		pg_buf_printf(&conf->messages, "%s: user-config must be none, merge or only\n",

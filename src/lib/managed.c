@@ -26,6 +26,7 @@ typedef struct {
 	bool in_use;
 	bool initialized;
 	bool log;
+	bool passthrough;                 /* no session tracking (unmanaged) */
 	char *reserved;
 	char *name;
 	pthread_mutex_t lock;             /* initialized, sessions */
@@ -59,6 +60,9 @@ check_initialized(pg_managed *m)
 {
 	CK_RV rv;
 
+	/* A pass-through list leaves every check to the module. */
+	if (m->passthrough)
+		return CKR_OK;
 	pthread_mutex_lock(&m->lock);
 	rv = m->initialized ? CKR_OK : CKR_CRYPTOKI_NOT_INITIALIZED;
 	pthread_mutex_unlock(&m->lock);
@@ -72,6 +76,8 @@ check_session(pg_managed *m, CK_SESSION_HANDLE session)
 {
 	CK_RV rv = CKR_OK;
 
+	if (m->passthrough)
+		return CKR_OK;
 	pthread_mutex_lock(&m->lock);
 	if (!m->initialized)
 		rv = CKR_CRYPTOKI_NOT_INITIALIZED;
@@ -85,40 +91,32 @@ check_session(pg_managed *m, CK_SESSION_HANDLE session)
  * Forwarders generated from the call list
  */
 
-#define FWD_SESSION(name, params, args, v3only)                              \
+#define PG_FWD_SESSION(name, params, args, v3only)                           \
 	static CK_RV managed_##name(pg_managed *m, PG_EXPAND params)             \
 	{                                                                        \
 		CK_RV rv = check_session(m, hSession);                               \
 		if (rv == CKR_OK)                                                    \
-			rv = (v3only && !m->v3) ? CKR_FUNCTION_NOT_SUPPORTED             \
-			                        : m->funcs->name args;                   \
+			rv = ((v3only && !m->v3) || m->funcs->name == NULL)              \
+			             ? CKR_FUNCTION_NOT_SUPPORTED : m->funcs->name args; \
 		if (m->log)                                                          \
 			log_call(m, #name, hSession, rv);                                \
 		return rv;                                                           \
 	}
 
-#define FWD_SLOT(name, params, args, v3only)                                 \
+#define PG_FWD_SLOT(name, params, args, v3only)                              \
 	static CK_RV managed_##name(pg_managed *m, PG_EXPAND params)             \
 	{                                                                        \
 		CK_RV rv = check_initialized(m);                                     \
 		if (rv == CKR_OK)                                                    \
-			rv = (v3only && !m->v3) ? CKR_FUNCTION_NOT_SUPPORTED             \
-			                        : m->funcs->name args;                   \
+			rv = ((v3only && !m->v3) || m->funcs->name == NULL)              \
+			             ? CKR_FUNCTION_NOT_SUPPORTED : m->funcs->name args; \
 		if (m->log)                                                          \
 			log_call(m, #name, slotID, rv);                                  \
 		return rv;                                                           \
 	}
 
-#define FWD_INFO FWD_SESSION
-#define FWD_NONE(name, params, args, v3only)
-#define FWD_OPEN(name, params, args, v3only)
-#define FWD_CLOSE(name, params, args, v3only)
-#define FWD_CLOSE_ALL(name, params, args, v3only)
-
-#define FWD_2X(name, params, args, kind) FWD_##kind(name, params, args, 0)
-#define FWD_3_0(name, params, args, kind) FWD_##kind(name, params, args, 1)
-PG_CALLS_2X(FWD_2X)
-PG_CALLS_3_0(FWD_3_0)
+#define PG_FWD_INFO PG_FWD_SESSION
+PG_FORWARD_CALLS
 
 /* ---------------------------------------------------------------------------
  * The calls every list handles itself
@@ -186,7 +184,11 @@ managed_C_GetInfo(pg_managed *m, CK_INFO_PTR pInfo)
 {
 	CK_RV rv = check_initialized(m);
 
-	return rv == CKR_OK ? m->funcs->C_GetInfo(pInfo) : rv;
+	if (rv == CKR_OK)
+		rv = m->funcs->C_GetInfo(pInfo);
+	if (m->log)
+		log_call(m, "C_GetInfo", 0, rv);
+	return rv;
 }
 
 static CK_RV
@@ -217,7 +219,13 @@ managed_C_WaitForSlotEvent(pg_managed *m, CK_FLAGS flags, CK_SLOT_ID_PTR pSlot,
 {
 	CK_RV rv = check_initialized(m);
 
-	return rv == CKR_OK ? m->funcs->C_WaitForSlotEvent(flags, pSlot, pReserved) : rv;
+	if (rv == CKR_OK)
+		rv = m->funcs->C_WaitForSlotEvent == NULL
+		             ? CKR_FUNCTION_NOT_SUPPORTED
+		             : m->funcs->C_WaitForSlotEvent(flags, pSlot, pReserved);
+	if (m->log)
+		log_call(m, "C_WaitForSlotEvent", flags, rv);
+	return rv;
 }
 
 static CK_RV
@@ -230,7 +238,7 @@ managed_C_OpenSession(pg_managed *m, CK_SLOT_ID slotID, CK_FLAGS flags,
 
 	if (rv == CKR_OK)
 		rv = m->funcs->C_OpenSession(slotID, flags, pApplication, Notify, phSession);
-	if (rv == CKR_OK) {
+	if (rv == CKR_OK && !m->passthrough) {
 		pthread_mutex_lock(&m->lock);
 		stored = m->initialized && pg_handle_map_put(&m->sessions, *phSession, slotID);
 		pthread_mutex_unlock(&m->lock);
@@ -269,9 +277,11 @@ managed_C_CloseAllSessions(pg_managed *m, CK_SLOT_ID slotID)
 	CK_SLOT_INFO info;
 	CK_RV rv = check_initialized(m);
 
-	if (rv == CKR_OK)
+	if (rv == CKR_OK && m->passthrough)
+		rv = m->funcs->C_CloseAllSessions(slotID);
+	else if (rv == CKR_OK)
 		rv = m->funcs->C_GetSlotInfo(slotID, &info);
-	if (rv == CKR_OK) {
+	if (rv == CKR_OK && !m->passthrough) {
 		pthread_mutex_lock(&m->lock);
 		close_own_sessions(m, false, slotID);
 		pthread_mutex_unlock(&m->lock);
@@ -333,7 +343,8 @@ static const CK_FUNCTION_LIST_3_0 *const tables[PG_MANAGED_MAX] = {
 _Static_assert(sizeof(tables) / sizeof(tables[0]) == PG_MANAGED_MAX, "one table per index");
 
 CK_FUNCTION_LIST_3_0 *
-pg_managed_new(pg_module *module, const char *reserved, const char *name, bool log_calls)
+pg_managed_new(pg_module *module, const char *reserved, const char *name, bool log_calls,
+               bool passthrough)
 {
 	pg_managed *m = NULL;
 	char *error = NULL;
@@ -368,6 +379,7 @@ pg_managed_new(pg_module *module, const char *reserved, const char *name, bool l
 	m->funcs = pg_module_functions(m->module);
 	m->v3 = pg_module_is_v3(m->module);
 	m->log = log_calls;
+	m->passthrough = passthrough;
 	m->initialized = false;
 	pthread_mutex_init(&m->lock, NULL);
 	pg_handle_map_init(&m->sessions);

@@ -20,11 +20,16 @@
 /*
  * A new uninitialized managed list for module (holding a reference of
  * its own). reserved is the C_Initialize reserved string to use; name
- * labels call logs (log_calls). NULL when the pool is exhausted or memory
- * runs out.
+ * labels call logs (log_calls: every call, its first argument (slot,
+ * session, flags) and its result go to stderr; never a PIN or any
+ * other value). passthrough makes a list for callers that asked for
+ * the module unmanaged but whose calls are to be logged: no session
+ * tracking, no checks of its own (the module answers), C_Initialize
+ * and C_Finalize still counted. NULL when the pool is exhausted or
+ * memory runs out.
  */
 CK_FUNCTION_LIST_3_0 *pg_managed_new(pg_module *module, const char *reserved,
-                                     const char *name, bool log_calls);
+                                     const char *name, bool log_calls, bool passthrough);
 
 /* Finalizes the list if its caller did not, and returns it to the pool. */
 void pg_managed_free(CK_FUNCTION_LIST_3_0 *list);

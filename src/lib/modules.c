@@ -5,11 +5,13 @@
 
 #include "modules.h"
 #include "compat.h"
+#include "initargs.h"
 
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -19,7 +21,8 @@ struct pg_module {
 	pg_module *next;
 	char *path;                    /* the resolved file name */
 	void *dl;
-	CK_FUNCTION_LIST_3_0 *funcs;
+	CK_FUNCTION_LIST_3_0 *funcs;   /* the module's list, or &v2 */
+	CK_FUNCTION_LIST_3_0 v2;       /* see get_functions */
 	unsigned refs;                 /* pg_module_open references */
 	unsigned users;                /* initialized users */
 	bool foreign;                  /* initialized by someone else */
@@ -59,9 +62,14 @@ pg_module_resolve(const char *path)
 	return found;
 }
 
-/* Gets the function list: C_GetInterface (3.0) first, then 2.x. */
+/*
+ * Gets the function list: C_GetInterface (3.0) first, then 2.x. A list
+ * from C_GetFunctionList is a CK_FUNCTION_LIST, whatever version it
+ * claims: one claiming 3.x is copied into v2 and labelled 2.40, so that
+ * nobody reads 3.0 entries past its end.
+ */
 static CK_RV
-get_functions(void *dl, CK_FUNCTION_LIST_3_0 **funcs)
+get_functions(void *dl, CK_FUNCTION_LIST_3_0 **funcs, CK_FUNCTION_LIST_3_0 *v2)
 {
 	CK_C_GetInterface get_interface = (CK_C_GetInterface)pg_dl_symbol(dl, "C_GetInterface");
 	CK_C_GetFunctionList get_list = (CK_C_GetFunctionList)pg_dl_symbol(dl, "C_GetFunctionList");
@@ -84,8 +92,43 @@ get_functions(void *dl, CK_FUNCTION_LIST_3_0 **funcs)
 	rv = get_list(&list);
 	if (rv == CKR_OK && list == NULL)
 		rv = CKR_GENERAL_ERROR;
+	if (rv == CKR_OK && list->version.major >= 3) {
+		memset(v2, 0, sizeof(*v2));
+		memcpy(v2, list, sizeof(*list));
+		v2->version = (CK_VERSION){ 2, 40 };
+		list = (CK_FUNCTION_LIST *)v2;
+	}
 	*funcs = (CK_FUNCTION_LIST_3_0 *)list;
 	return rv;
+}
+
+/*
+ * The first entry point every user of a module calls that the list
+ * lacks, or NULL. Without these nothing can be done with the module;
+ * other missing entries are answered CKR_FUNCTION_NOT_SUPPORTED by the
+ * layers that forward calls.
+ */
+static const char *
+missing_entry(const CK_FUNCTION_LIST_3_0 *f)
+{
+#define ENTRY(name) { offsetof(CK_FUNCTION_LIST_3_0, name), #name }
+	static const struct {
+		size_t offset;
+		const char *name;
+	} first[] = {
+		ENTRY(C_Initialize), ENTRY(C_Finalize), ENTRY(C_GetInfo), ENTRY(C_GetSlotList),
+		ENTRY(C_GetSlotInfo), ENTRY(C_GetTokenInfo), ENTRY(C_OpenSession),
+		ENTRY(C_CloseSession),
+	};
+#undef ENTRY
+	void (*entry)(void);
+
+	for (size_t i = 0; i < PG_N_ELEMENTS(first); i++) {
+		memcpy(&entry, (const char *)f + first[i].offset, sizeof(entry));
+		if (entry == NULL)
+			return first[i].name;
+	}
+	return NULL;
 }
 
 static void
@@ -97,7 +140,8 @@ register_fork_handler(void)
 static pg_module *
 load(const char *path, char **error)
 {
-	char buf[256], *why = NULL;
+	char buf[PATH_MAX + 100], *why = NULL;
+	const char *missing = NULL;
 	pg_module *mod;
 	CK_RV rv;
 	void *dl = pg_dl_open(path, &why);
@@ -114,10 +158,13 @@ load(const char *path, char **error)
 		return NULL;
 	}
 	mod->dl = dl;
-	rv = get_functions(dl, &mod->funcs);
-	if (rv != CKR_OK) {
-		snprintf(buf, sizeof(buf), "%s: no usable C_GetInterface or C_GetFunctionList "
-		         "(0x%lx)", path, rv);
+	rv = get_functions(dl, &mod->funcs, &mod->v2);
+	if (rv != CKR_OK || (missing = missing_entry(mod->funcs)) != NULL) {
+		if (rv != CKR_OK)
+			snprintf(buf, sizeof(buf), "%s: no usable C_GetInterface or C_GetFunctionList "
+			         "(0x%lx)", path, rv);
+		else
+			snprintf(buf, sizeof(buf), "%s: its function list has no %s", path, missing);
 		*error = strdup(buf);
 		pg_dl_close(dl);
 		free(mod->path);
@@ -211,8 +258,12 @@ pg_module_initialize(pg_module *mod, const char *reserved)
 	if (mod->users == 0) {
 		memset(&args, 0, sizeof(args));
 		args.flags = CKF_OS_LOCKING_OK;
-		/* The reserved string convention: modules read it from pReserved. */
-		args.pReserved = (CK_VOID_PTR)(reserved && *reserved ? reserved : NULL);
+		/* The reserved string convention: modules read it from pReserved;
+		 * the flag tells p11glue's modules that it is a string. */
+		if (reserved != NULL && *reserved) {
+			args.flags |= PG_CKF_RESERVED_STRING;
+			args.pReserved = (CK_VOID_PTR)reserved;
+		}
 		rv = mod->funcs->C_Initialize(&args);
 		mod->foreign = rv == CKR_CRYPTOKI_ALREADY_INITIALIZED;
 		if (mod->foreign)

@@ -27,7 +27,8 @@
 
 struct p11glue_module {
 	char *name;
-	char *filename;              /* "module:" as configured */
+	char *filename;              /* "module:" as configured, "" when none */
+	char *file;                  /* the configuration file it came from */
 	char *reserved;              /* C_Initialize reserved string */
 	char *error;
 	pg_conf_map values;
@@ -35,6 +36,8 @@ struct p11glue_module {
 	bool critical;
 	bool managed;
 	bool log_calls;
+	bool conf_broken;            /* its file was broken (reported by conf.c) */
+	bool init_failed;            /* loaded, but C_Initialize failed */
 	pg_module *loaded;
 	CK_FUNCTION_LIST_3_0 *list;  /* managed, or the module's own */
 	bool initialized;            /* unmanaged: we counted an initialize */
@@ -107,6 +110,7 @@ module_free(p11glue_module *mod)
 	pg_module_close(mod->loaded);
 	free(mod->name);
 	free(mod->filename);
+	free(mod->file);
 	free(mod->reserved);
 	free(mod->error);
 	pg_conf_map_clear(&mod->values);
@@ -122,6 +126,12 @@ set_error(p11glue_module *mod, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
+	/* Errors name files and module paths taken from configuration files,
+	 * which may hold any bytes: no control character reaches a terminal. */
+	for (char *p = buf; *p; p++) {
+		if ((unsigned char)*p < 0x20 || *p == 0x7f)
+			*p = '?';
+	}
 	free(mod->error);
 	mod->error = strdup(buf);
 }
@@ -141,13 +151,13 @@ static p11glue_module *
 module_new(const pg_conf_module *cm, const pg_conf_map *global, pg_buf *messages)
 {
 	p11glue_module *mod = calloc(1, sizeof(*mod));
-	const char *remote, *value, *priority;
-	bool bad = false;
+	const char *remote, *value, *priority, *file;
+	bool bad = false, bad_priority = false;
 	char *end;
 	long n;
 
 	if (mod == NULL || (mod->name = strdup(cm->name)) == NULL ||
-	    !copy_map(&mod->values, &cm->values)) {
+	    (mod->file = strdup(cm->file)) == NULL || !copy_map(&mod->values, &cm->values)) {
 		module_free(mod);
 		return NULL;
 	}
@@ -159,14 +169,21 @@ module_new(const pg_conf_module *cm, const pg_conf_map *global, pg_buf *messages
 		if (asprintf(&mod->reserved, "remote=%s", remote) < 0)
 			mod->reserved = NULL;
 	} else {
-		mod->filename = strdup(pg_conf_map_get(&cm->values, "module"));
+		/* A broken file may have no "module:" at all. */
+		file = pg_conf_map_get(&cm->values, "module");
+		mod->filename = strdup(file ? file : "");
 		mod->reserved = value && *value ? strdup(value) : NULL;
+	}
+	if (mod->filename == NULL) {
+		module_free(mod);
+		return NULL;
 	}
 	priority = pg_conf_map_get(&cm->values, "priority");
 	if (priority != NULL) {
 		n = strtol(priority, &end, 10);
+		/* The value is not repeated: it may be any bytes of a broken file. */
 		if (*priority == 0 || *end != 0 || n < INT_MIN || n > INT_MAX)
-			pg_buf_printf(messages, "%s: priority '%s' is not a number\n", cm->file, priority);
+			bad_priority = true;
 		else
 			mod->priority = (int)n;
 	}
@@ -177,11 +194,20 @@ module_new(const pg_conf_module *cm, const pg_conf_map *global, pg_buf *messages
 	value = pg_conf_map_get(global, "log-calls");
 	mod->log_calls = pg_conf_bool(pg_conf_map_get(&cm->values, "log-calls"), false, &bad) ||
 	                 pg_conf_bool(value, false, &bad);
-	if (bad)
+	/* One line per file; none for a broken file, which conf.c reported. */
+	if (cm->error == NULL && bad_priority)
+		pg_buf_printf(messages, "%s: priority is not a number%s\n", cm->file,
+		              bad ? "; a yes/no setting has another value, its default applies" : "");
+	else if (cm->error == NULL && bad)
 		pg_buf_printf(messages, "%s: a yes/no setting has another value; its default applies\n",
 		              cm->file);
-	if (cm->error != NULL)
+	if (cm->error != NULL) {
+		/* conf.c reported the file once already. Its settings are not
+		 * trusted, "critical" included: it disables its module only. */
 		set_error(mod, "broken configuration file: %s", cm->file);
+		mod->conf_broken = true;
+		mod->critical = false;
+	}
 	return mod;
 }
 
@@ -190,6 +216,7 @@ static void
 module_load(p11glue_registry *reg, p11glue_module *mod)
 {
 	char *why = NULL;
+	bool managed;
 	CK_RV rv;
 
 	mod->loaded = pg_module_open(mod->filename, &why);
@@ -204,8 +231,12 @@ module_load(p11glue_registry *reg, p11glue_module *mod)
 			return;
 		}
 	}
-	if (mod->managed && !(reg->flags & P11GLUE_REGISTRY_UNMANAGED)) {
-		mod->list = pg_managed_new(mod->loaded, mod->reserved, mod->name, mod->log_calls);
+	managed = mod->managed && !(reg->flags & P11GLUE_REGISTRY_UNMANAGED);
+	/* Unmanaged callers (the proxy) of a module whose calls are to be
+	 * logged get a pass-through list that logs them. */
+	if (managed || mod->log_calls) {
+		mod->list = pg_managed_new(mod->loaded, mod->reserved, mod->name, mod->log_calls,
+		                           !managed);
 		if (mod->list == NULL) {
 			set_error(mod, "%s", "too many managed function lists in this process");
 			return;
@@ -221,6 +252,7 @@ module_load(p11glue_registry *reg, p11glue_module *mod)
 	}
 	if (rv != CKR_OK) {
 		set_error(mod, "C_Initialize failed: %s", pg_name_ckr(rv) ? pg_name_ckr(rv) : "?");
+		mod->init_failed = true;
 		if (pg_managed_is(mod->list))
 			pg_managed_free(mod->list);
 		mod->list = NULL;
@@ -269,11 +301,19 @@ registry_finish(p11glue_registry *reg)
 		p11glue_module *mod = reg->modules[i];
 		if (mod->error == NULL)
 			module_load(reg, mod);
-		if (mod->error != NULL) {
-			pg_buf_printf(&reg->messages, "%s: %s\n", mod->name, mod->error);
-			if (mod->critical)
-				return P11GLUE_ERR_MODULE;
-		}
+		if (mod->error == NULL)
+			continue;
+		/* A module that loads but cannot initialize for this user (a
+		 * token directory not made yet) keeps its error for list-modules
+		 * and status, and says nothing to every program that loads the
+		 * registry; one that cannot even load is misconfigured, and a
+		 * critical one stops the loading. */
+		if (!mod->conf_broken && (mod->critical || !mod->init_failed))
+			pg_buf_printf(&reg->messages, "%s: %s%s%s%s\n", mod->name, mod->error,
+			              mod->file ? " (" : "", mod->file ? mod->file : "",
+			              mod->file ? ")" : "");
+		if (mod->critical)
+			return P11GLUE_ERR_MODULE;
 	}
 	return reg->messages.failed ? P11GLUE_ERR_NOMEM : P11GLUE_OK;
 }
@@ -364,6 +404,11 @@ p11glue_registry_load_file(const char *path, const char *name, const char *reser
 	reg = registry_new(flags & ~(unsigned)P11GLUE_REGISTRY_NO_LOAD);
 	mod = reg ? module_new(&cm, &global, &reg->messages) : NULL;
 	pg_conf_map_clear(&cm.values);
+	if (mod != NULL) {
+		/* Not from a configuration file: messages name no file. */
+		free(mod->file);
+		mod->file = NULL;
+	}
 	if (mod == NULL || !registry_add(reg, mod)) {
 		p11glue_registry_free(reg);
 		return P11GLUE_ERR_NOMEM;

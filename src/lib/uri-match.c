@@ -11,6 +11,20 @@
 #include <string.h>
 
 /*
+ * RFC 7512 §2.3: a URI with a path attribute the consumer does not know
+ * identifies nothing it can find. p11glue's matchers know the standard
+ * attributes only, so every vendor path attribute counts (a consumer
+ * that knows one removes it from a copy before matching); vendor query
+ * attributes are ignored. Lenient parsing marks what it could not
+ * understand as unrecognized, with the same effect.
+ */
+static bool
+matches_nothing(const p11glue_uri *uri)
+{
+	return uri->unrecognized || pg_uri_has_path_vendor(uri);
+}
+
+/*
  * PKCS#11 (v3.0 §3.3) pads the text fields of CK_INFO, CK_SLOT_INFO and
  * CK_TOKEN_INFO with blanks and does not terminate them; some modules pad
  * with NULs instead, so both count as padding here.
@@ -35,7 +49,7 @@ p11glue_uri_match_module_info(const p11glue_uri *uri, const CK_INFO *info)
 	CK_VERSION version;
 
 	pg_return_val_if_fail(uri != NULL && info != NULL, false);
-	if (uri->unrecognized)
+	if (matches_nothing(uri))
 		return false;
 	if (p11glue_uri_get_library_version(uri, &version) &&
 	    (version.major != info->libraryVersion.major ||
@@ -54,7 +68,7 @@ p11glue_uri_match_slot_info(const p11glue_uri *uri, CK_SLOT_ID slot_id,
 	CK_SLOT_ID wanted;
 
 	pg_return_val_if_fail(uri != NULL && info != NULL, false);
-	if (uri->unrecognized)
+	if (matches_nothing(uri))
 		return false;
 	if (p11glue_uri_get_slot_id(uri, &wanted) && wanted != slot_id)
 		return false;
@@ -68,7 +82,7 @@ bool
 p11glue_uri_match_token_info(const p11glue_uri *uri, const CK_TOKEN_INFO *info)
 {
 	pg_return_val_if_fail(uri != NULL && info != NULL, false);
-	if (uri->unrecognized)
+	if (matches_nothing(uri))
 		return false;
 	return match_padded(&uri->fields[P11GLUE_URI_TOKEN],
 	                    info->label, sizeof(info->label)) &&
@@ -116,7 +130,7 @@ p11glue_uri_match_attributes(const p11glue_uri *uri, const CK_ATTRIBUTE *attrs,
 
 	pg_return_val_if_fail(uri != NULL, false);
 	pg_return_val_if_fail(attrs != NULL || n_attrs == 0, false);
-	if (uri->unrecognized)
+	if (matches_nothing(uri))
 		return false;
 	if (p11glue_uri_get_class(uri, &klass)) {
 		attr = find_attribute(attrs, n_attrs, CKA_CLASS);
@@ -156,7 +170,7 @@ p11glue_uri_match_module(const p11glue_uri *uri, const char *name, const char *p
 	const pg_uri_value *v;
 
 	pg_return_val_if_fail(uri != NULL, false);
-	if (uri->unrecognized)
+	if (matches_nothing(uri))
 		return false;
 	v = &uri->fields[P11GLUE_URI_MODULE_NAME];
 	if (v->data != NULL && (name == NULL || strlen(name) != v->len ||

@@ -22,7 +22,8 @@
  */
 
 typedef struct {
-	const char *text;
+	const char *text;          /* what is parsed */
+	const size_t *offsets;     /* lenient: text's byte i is the input's offsets[i] */
 	unsigned flags;
 	p11glue_uri *uri;
 	p11glue_uri_error *error;
@@ -37,6 +38,8 @@ fail(parser *p, int result, const char *at, const char *fmt, ...)
 	if (p->error != NULL) {
 		p->error->result = result;
 		p->error->offset = (size_t)(at - p->text);
+		if (p->offsets != NULL)
+			p->error->offset = p->offsets[p->error->offset];
 		va_start(ap, fmt);
 		vsnprintf(p->error->detail, sizeof(p->error->detail), fmt, ap);
 		va_end(ap);
@@ -68,12 +71,13 @@ is_allowed(unsigned char c, bool in_query)
 	return c == '&';
 }
 
-/* The white space lenient parsing drops (p11-kit drops the same; a tab is
- * kept as a raw character). */
+/* The white space lenient parsing removes wherever it is (RFC 3986
+ * Appendix C: a URI taken from text may be broken over lines or have
+ * spaces inserted; remove all white space). p11-kit keeps tabs. */
 static bool
 is_white(unsigned char c)
 {
-	return c == ' ' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
 }
 
 /* Percent-decodes [s, end) into out, checking characters as it goes. */
@@ -96,10 +100,6 @@ decode_value(parser *p, const char *s, const char *end, bool in_query, pg_buf *o
 			continue;
 		}
 		if (!is_allowed(c, in_query)) {
-			if (lenient && is_white(c)) {
-				s++;
-				continue;
-			}
 			if (!lenient || c == 0) {
 				snprintf(shown, sizeof(shown), "0x%02X", c);
 				return fail(p, P11GLUE_ERR_URI_SYNTAX, s,
@@ -112,14 +112,35 @@ decode_value(parser *p, const char *s, const char *end, bool in_query, pg_buf *o
 	return out->failed ? P11GLUE_ERR_NOMEM : P11GLUE_OK;
 }
 
+/*
+ * Names that p11-kit still accepts from drafts of RFC 7512 (and from its
+ * own older spellings), for lenient parsing: the attribute each stands
+ * for, in the path or the query.
+ */
+static const struct {
+	const char *name;
+	bool in_query;
+	p11glue_uri_field field;
+} lenient_names[] = {
+	{ "object-type", false, P11GLUE_URI_TYPE },
+	{ "objecttype", false, P11GLUE_URI_TYPE },
+	{ "pin-source", false, P11GLUE_URI_PIN_SOURCE },
+	{ "pinfile", false, P11GLUE_URI_PIN_SOURCE },
+	{ "pin-value", false, P11GLUE_URI_PIN_VALUE },
+	{ "pinfile", true, P11GLUE_URI_PIN_SOURCE },
+};
+
 static int
-lookup_field(const char *name, size_t len, bool in_query)
+lookup_field(parser *p, const char *name, size_t len, bool in_query)
 {
-	for (int i = 0; i < P11GLUE_URI_N_FIELDS; i++) {
-		if (pg_uri_field_specs[i].in_query == in_query &&
-		    strlen(pg_uri_field_specs[i].name) == len &&
-		    memcmp(pg_uri_field_specs[i].name, name, len) == 0)
-			return i;
+	int field = pg_uri_field_lookup(name, len, in_query);
+
+	if (field >= 0 || !(p->flags & P11GLUE_URI_LENIENT))
+		return field;
+	for (size_t i = 0; i < PG_N_ELEMENTS(lenient_names); i++) {
+		if (lenient_names[i].in_query == in_query && strlen(lenient_names[i].name) == len &&
+		    memcmp(lenient_names[i].name, name, len) == 0)
+			return (int)lenient_names[i].field;
 	}
 	return -1;
 }
@@ -127,17 +148,19 @@ lookup_field(const char *name, size_t len, bool in_query)
 static int
 apply_vendor(parser *p, const char *s, size_t name_len, bool in_query, pg_buf *value)
 {
-	char name[256], shown[40];
+	char shown[40], *name = (char *)pg_memdup0(s, name_len);
+	int rv;
 
+	if (name == NULL)
+		return P11GLUE_ERR_NOMEM;
 	safe_name(s, name_len, shown);
-	if (name_len >= sizeof(name))
-		return fail(p, P11GLUE_ERR_URI_NAME, s, "attribute name '%s' is too long", shown);
-	memcpy(name, s, name_len);
-	name[name_len] = 0;
 	if (p11glue_uri_vendor_find(p->uri, in_query, name, NULL) != NULL &&
 	    !(p->flags & P11GLUE_URI_LENIENT))
-		return fail(p, P11GLUE_ERR_URI_DUPLICATE, s, "attribute '%s' given twice", shown);
-	return p11glue_uri_set_vendor(p->uri, in_query, name, value->data, value->len);
+		rv = fail(p, P11GLUE_ERR_URI_DUPLICATE, s, "attribute '%s' given twice", shown);
+	else
+		rv = p11glue_uri_set_vendor(p->uri, in_query, name, value->data, value->len);
+	free(name);
+	return rv;
 }
 
 static int
@@ -162,8 +185,8 @@ apply_field(parser *p, int field, const char *s, const char *value_at, pg_buf *v
 	                 value->len, detail, sizeof(detail));
 	if (rv != P11GLUE_ERR_URI_VALUE)
 		return rv;
-	/* Lenient: a value the token fields cannot hold matches nothing. */
-	if (lenient && (spec->kind == PG_URI_KIND_TEXT || spec->kind == PG_URI_KIND_TYPE)) {
+	/* Lenient: a type that names no object class matches nothing. */
+	if (lenient && spec->kind == PG_URI_KIND_TYPE) {
 		p11glue_uri_unset(p->uri, (p11glue_uri_field)field);
 		p->uri->unrecognized = true;
 		return P11GLUE_OK;
@@ -186,12 +209,14 @@ parse_attribute(parser *p, const char *s, const char *end, bool in_query)
 		return fail(p, P11GLUE_ERR_URI_SYNTAX, s, "attribute '%s' has no '='", shown);
 	}
 	safe_name(s, (size_t)(eq - s), shown);
-	field = lookup_field(s, (size_t)(eq - s), in_query);
-	if (field < 0 && !pg_uri_is_vendor_name(s, (size_t)(eq - s))) {
+	field = lookup_field(p, s, (size_t)(eq - s), in_query);
+	/* Any other name the grammar allows is a vendor attribute (kept). */
+	if (field < 0 && !pg_uri_is_attr_name(s, (size_t)(eq - s))) {
 		if (!lenient)
-			return fail(p, P11GLUE_ERR_URI_NAME, s, "unknown attribute '%s'", shown);
-		/* RFC 7512 §2.3: unknown query attributes are ignored; an unknown
-		 * path attribute makes the URI match nothing. */
+			return fail(p, P11GLUE_ERR_URI_NAME, s,
+			            "'%s' is no attribute name (letters, digits, '-' and '_')", shown);
+		/* RFC 7512 §2.3: what a consumer does not know in the query is
+		 * ignored; in the path, it makes the URI match nothing. */
 		if (!in_query)
 			p->uri->unrecognized = true;
 		return P11GLUE_OK;
@@ -234,33 +259,83 @@ parse_component(parser *p, const char *s, const char *end, bool in_query)
 	}
 }
 
+/*
+ * The text without its white space (lenient parsing) and where each of
+ * its bytes was in the input, for error offsets. NULL when out of memory.
+ */
+static char *
+without_white(const char *text, size_t **offsets)
+{
+	size_t len = strlen(text), n = 0;
+	char *out = malloc(len + 1);
+
+	*offsets = malloc((len + 1) * sizeof(**offsets));
+	if (out == NULL || *offsets == NULL) {
+		free(out);
+		free(*offsets);
+		*offsets = NULL;
+		return NULL;
+	}
+	for (size_t i = 0; i < len; i++) {
+		if (is_white((unsigned char)text[i]))
+			continue;
+		(*offsets)[n] = i;
+		out[n++] = text[i];
+	}
+	(*offsets)[n] = len;
+	out[n] = 0;
+	return out;
+}
+
+static int
+parse_text(parser *p)
+{
+	const char *path, *query, *end, *text = p->text;
+	int rv;
+
+	/* RFC 3986 §3.1: the scheme is case-insensitive. */
+	if (strncasecmp(text, URI_SCHEME, URI_SCHEME_LEN) != 0)
+		return fail(p, P11GLUE_ERR_URI_SCHEME, text, "%s", "URI must start with 'pkcs11:'");
+	p->uri = p11glue_uri_new();
+	if (p->uri == NULL)
+		return P11GLUE_ERR_NOMEM;
+	path = text + URI_SCHEME_LEN;
+	end = path + strlen(path);
+	query = memchr(path, '?', (size_t)(end - path));
+	rv = parse_component(p, path, query ? query : end, false);
+	if (rv == P11GLUE_OK && query != NULL)
+		rv = parse_component(p, query + 1, end, true);
+	if (rv == P11GLUE_ERR_NOMEM)
+		fail(p, rv, text, "%s", "out of memory");
+	return rv;
+}
+
 int
 p11glue_uri_parse(const char *text, unsigned flags, p11glue_uri **uri,
                   p11glue_uri_error *error)
 {
-	parser p = { text, flags, NULL, error };
-	const char *path, *query, *end;
+	parser p = { text, NULL, flags, NULL, error };
+	char *stripped = NULL;
+	size_t *offsets = NULL;
 	int rv;
 
 	pg_return_val_if_fail(text != NULL && uri != NULL, P11GLUE_ERR_ARGS);
 	*uri = NULL;
 	if (error != NULL)
 		memset(error, 0, sizeof(*error));
-	/* RFC 3986 §3.1: the scheme is case-insensitive. */
-	if (strncasecmp(text, URI_SCHEME, URI_SCHEME_LEN) != 0)
-		return fail(&p, P11GLUE_ERR_URI_SCHEME, text, "%s", "URI must start with 'pkcs11:'");
-	p.uri = p11glue_uri_new();
-	if (p.uri == NULL)
-		return P11GLUE_ERR_NOMEM;
-	path = text + URI_SCHEME_LEN;
-	end = path + strlen(path);
-	query = memchr(path, '?', (size_t)(end - path));
-	rv = parse_component(&p, path, query ? query : end, false);
-	if (rv == P11GLUE_OK && query != NULL)
-		rv = parse_component(&p, query + 1, end, true);
+	if (flags & P11GLUE_URI_LENIENT) {
+		stripped = without_white(text, &offsets);
+		if (stripped == NULL)
+			return fail(&p, P11GLUE_ERR_NOMEM, text, "%s", "out of memory");
+		p.text = stripped;
+		p.offsets = offsets;
+	}
+	rv = parse_text(&p);
+	/* The stripped copy may hold a pin-value: wipe it. */
+	if (stripped != NULL)
+		pg_free_secret(stripped, strlen(stripped));
+	free(offsets);
 	if (rv != P11GLUE_OK) {
-		if (rv == P11GLUE_ERR_NOMEM)
-			fail(&p, rv, text, "%s", "out of memory");
 		p11glue_uri_free(p.uri);
 		return rv;
 	}

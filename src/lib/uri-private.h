@@ -51,7 +51,12 @@ int pg_uri_set_checked(p11glue_uri *uri, p11glue_uri_field field, const void *va
                        char *detail, size_t detail_size);
 /* RFC 3986 unreserved characters. */
 bool pg_uri_is_unreserved(unsigned char c);
-/* "x-" followed by letters, digits, '-' and '_'. */
-bool pg_uri_is_vendor_name(const char *name, size_t len);
+/* RFC 7512 §2.3: 1*pk11-v-attr-nm-char (ALPHA / DIGIT / "-" / "_"). */
+bool pg_uri_is_attr_name(const char *name, size_t len);
+/* The standard attribute of that name in the path or the query, or -1. */
+int pg_uri_field_lookup(const char *name, size_t len, bool in_query);
+/* True when the URI has a vendor path attribute (which no matcher knows,
+ * so the URI matches nothing). */
+bool pg_uri_has_path_vendor(const p11glue_uri *uri);
 
 #endif /* PG_URI_PRIVATE_H */

@@ -205,11 +205,8 @@ check_value(p11glue_uri_field field, const unsigned char *value, size_t len,
 	canon[0] = 0;
 	switch (spec->kind) {
 	case PG_URI_KIND_TEXT:
-		if (spec->max_len != 0 && len > spec->max_len) {
-			snprintf(detail, detail_size, "value of '%s' is longer than %zu bytes",
-			         spec->name, spec->max_len);
-			return false;
-		}
+		/* Any bytes. A value longer than its PKCS#11 field is a valid URI
+		 * that matches nothing (uri-match.c), not an error. */
 		return true;
 	case PG_URI_KIND_TYPE:
 		for (size_t i = 0; i < PG_N_ELEMENTS(type_names); i++) {
@@ -365,19 +362,43 @@ p11glue_uri_get_class(const p11glue_uri *uri, CK_OBJECT_CLASS *klass)
  * Vendor attributes, kept sorted: path before query, then by name.
  */
 
-/* RFC 7512 §2.3: "x-" 1*pk11-v-attr-nm-char (ALPHA / DIGIT / "-" / "_"). */
+/*
+ * RFC 7512 §2.3: a vendor-specific attribute is any pk11-v-attr-nm,
+ * 1*pk11-v-attr-nm-char with pk11-v-attr-nm-char = ALPHA / DIGIT / "-" /
+ * "_" ("x-" is a convention, not a rule); a name that is a standard
+ * attribute of its component is that attribute.
+ */
 bool
-pg_uri_is_vendor_name(const char *name, size_t len)
+pg_uri_is_attr_name(const char *name, size_t len)
 {
-	if (len < 3 || name[0] != 'x' || name[1] != '-')
+	if (len == 0)
 		return false;
-	for (size_t i = 2; i < len; i++) {
+	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)name[i];
 		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
 		      (c >= '0' && c <= '9') || c == '-' || c == '_'))
 			return false;
 	}
 	return true;
+}
+
+int
+pg_uri_field_lookup(const char *name, size_t len, bool in_query)
+{
+	for (int i = 0; i < P11GLUE_URI_N_FIELDS; i++) {
+		if (pg_uri_field_specs[i].in_query == in_query &&
+		    strlen(pg_uri_field_specs[i].name) == len &&
+		    memcmp(pg_uri_field_specs[i].name, name, len) == 0)
+			return i;
+	}
+	return -1;
+}
+
+bool
+pg_uri_has_path_vendor(const p11glue_uri *uri)
+{
+	/* Sorted path first. */
+	return uri->n_vendor > 0 && !uri->vendor[0].in_query;
 }
 
 static int
@@ -414,7 +435,8 @@ p11glue_uri_set_vendor(p11glue_uri *uri, bool in_query, const char *name,
 	size_t at;
 
 	pg_return_val_if_fail(uri != NULL && name != NULL, P11GLUE_ERR_ARGS);
-	if (!pg_uri_is_vendor_name(name, strlen(name)))
+	if (!pg_uri_is_attr_name(name, strlen(name)) ||
+	    pg_uri_field_lookup(name, strlen(name), in_query) >= 0)
 		return P11GLUE_ERR_URI_NAME;
 	at = vendor_position(uri, in_query, name, &found);
 	if (value == NULL) {

@@ -3,8 +3,10 @@
  * module the registry enables for the proxy, for programs that can load
  * only one module.
  *
- * Slots get proxy IDs in the order they are first seen (0, 1, ...), which
- * stay the same while the proxy is initialized; sessions get proxy
+ * Slots get proxy IDs from slots.c: every slot of every module is mapped
+ * at C_Initialize, so an ID is valid before any C_GetSlotList (Java's
+ * "slot = N" calls C_GetSlotInfo first), and an ID names the same
+ * module's slot for the life of the process. Sessions get proxy
  * handles mapped to (module, real handle). Object handles pass through
  * unchanged: they only mean something with their session. Modules are
  * used through their own function lists with shared, counted
@@ -18,6 +20,7 @@
 #include "initargs.h"
 #include "interfaces.h"
 #include "pkcs11-calls.h"
+#include "slots.h"
 
 #include <p11glue/p11glue.h>
 
@@ -37,13 +40,8 @@ typedef struct {
 	p11glue_module *module;
 	CK_FUNCTION_LIST_3_0 *funcs;
 	bool v3;
-	pg_handle_map slots;            /* real slot id -> proxy slot id */
+	long book;                      /* its entry in slots.c */
 } px_module;
-
-typedef struct {
-	CK_ULONG module;                /* index in px.modules */
-	CK_SLOT_ID real;
-} px_slot;
 
 typedef struct {
 	CK_ULONG module;
@@ -59,8 +57,6 @@ static struct {
 	p11glue_registry *registry;
 	px_module *modules;
 	size_t n_modules;
-	px_slot *slots;
-	size_t n_slots;
 	pg_handle_map sessions;         /* proxy handle -> px_session * */
 	CK_SESSION_HANDLE next_session;
 } px = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER };
@@ -76,13 +72,20 @@ static CK_INTERFACE proxy_interfaces[2];
 static CK_RV
 lookup_slot_locked(CK_SLOT_ID id, px_module **mod, CK_SLOT_ID *real)
 {
+	long book;
+
 	if (!px.initialized)
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	if (id >= px.n_slots)
+	if (!px_slots_lookup(id, &book, real))
 		return CKR_SLOT_ID_INVALID;
-	*mod = &px.modules[px.slots[id].module];
-	*real = px.slots[id].real;
-	return CKR_OK;
+	/* An ID of a module this initialization did not load is no slot now. */
+	for (size_t i = 0; i < px.n_modules; i++) {
+		if (px.modules[i].book == book) {
+			*mod = &px.modules[i];
+			return CKR_OK;
+		}
+	}
+	return CKR_SLOT_ID_INVALID;
 }
 
 static CK_RV
@@ -131,57 +134,39 @@ lookup_session(CK_SESSION_HANDLE handle, px_module **mod, CK_SESSION_HANDLE *rea
 static bool
 map_slot_locked(CK_ULONG module, CK_SLOT_ID real, CK_SLOT_ID *id)
 {
-	px_module *mod = &px.modules[module];
-	px_slot *grown;
-
-	if (pg_handle_map_get(&mod->slots, real, id))
-		return true;
-	grown = realloc(px.slots, (px.n_slots + 1) * sizeof(*grown));
-	if (grown == NULL)
-		return false;
-	px.slots = grown;
-	if (!pg_handle_map_put(&mod->slots, real, px.n_slots))
-		return false;
-	px.slots[px.n_slots] = (px_slot){ module, real };
-	*id = px.n_slots++;
-	return true;
+	return px_slots_map(px.modules[module].book, real, id);
 }
 
 /* ---------------------------------------------------------------------------
  * Forwarders generated from the call list
  */
 
-#define FWD_SESSION(name, params, args, v3only)                              \
+#define PG_FWD_SESSION(name, params, args, v3only)                           \
 	static CK_RV px_##name params                                            \
 	{                                                                        \
 		px_module *mod;                                                      \
 		CK_RV rv = lookup_session(hSession, &mod, &hSession);                \
 		if (rv != CKR_OK)                                                    \
 			return rv;                                                       \
-		if (v3only && !mod->v3)                                              \
+		if ((v3only && !mod->v3) || mod->funcs->name == NULL)                \
 			return CKR_FUNCTION_NOT_SUPPORTED;                               \
 		return mod->funcs->name args;                                        \
 	}
 
-#define FWD_SLOT(name, params, args, v3only)                                 \
+#define PG_FWD_SLOT(name, params, args, v3only)                              \
 	static CK_RV px_##name params                                            \
 	{                                                                        \
 		px_module *mod;                                                      \
 		CK_RV rv = lookup_slot(slotID, &mod, &slotID);                       \
 		if (rv != CKR_OK)                                                    \
 			return rv;                                                       \
+		if (mod->funcs->name == NULL)                                        \
+			return CKR_FUNCTION_NOT_SUPPORTED;                               \
 		return mod->funcs->name args;                                        \
 	}
 
-#define FWD_INFO(name, params, args, v3only)
-#define FWD_NONE(name, params, args, v3only)
-#define FWD_OPEN(name, params, args, v3only)
-#define FWD_CLOSE(name, params, args, v3only)
-#define FWD_CLOSE_ALL(name, params, args, v3only)
-#define FWD_2X(name, params, args, kind) FWD_##kind(name, params, args, 0)
-#define FWD_3_0(name, params, args, kind) FWD_##kind(name, params, args, 1)
-PG_CALLS_2X(FWD_2X)
-PG_CALLS_3_0(FWD_3_0)
+#define PG_FWD_INFO(name, params, args, v3only)
+PG_FORWARD_CALLS
 
 /* ---------------------------------------------------------------------------
  * Initialization
@@ -200,13 +185,9 @@ drop_state_locked(bool close_sessions)
 		free(s);
 	}
 	pg_handle_map_clear(&px.sessions);
-	for (size_t i = 0; i < px.n_modules; i++)
-		pg_handle_map_clear(&px.modules[i].slots);
 	free(px.modules);
-	free(px.slots);
 	px.modules = NULL;
-	px.slots = NULL;
-	px.n_modules = px.n_slots = 0;
+	px.n_modules = 0;
 }
 
 static void
@@ -223,6 +204,35 @@ after_fork_child(void)
 	}
 }
 
+/*
+ * Prints the registry's messages, each line once per process: an
+ * application that initializes the proxy again (or in a loop) sees a
+ * broken file or a failing module reported once, not on every call.
+ * The lines printed so far live as long as the process (px.lock held).
+ */
+static void
+report_locked(const char *messages)
+{
+	static pg_buf reported;
+	const char *line = messages;
+
+	while (*line) {
+		size_t len = strcspn(line, "\n");
+		bool seen = false;
+		for (const char *p = (const char *)reported.data; p && *p && !seen;) {
+			size_t n = strcspn(p, "\n");
+			seen = n == len && memcmp(p, line, len) == 0;
+			p += n + (p[n] == '\n');
+		}
+		if (!seen && len > 0) {
+			pg_message("proxy: %.*s", (int)len, line);
+			pg_buf_add(&reported, line, len);
+			pg_buf_add_byte(&reported, '\n');
+		}
+		line += len + (line[len] == '\n');
+	}
+}
+
 static CK_RV
 load_modules_locked(void)
 {
@@ -232,8 +242,8 @@ load_modules_locked(void)
 	/* A module that fails is skipped (and reported) unless critical. */
 	rv = p11glue_registry_load(P11GLUE_REGISTRY_FOR_PROXY | P11GLUE_REGISTRY_UNMANAGED,
 	                           &px.registry);
-	if (px.registry != NULL && *p11glue_registry_messages(px.registry))
-		pg_message("proxy: %s", p11glue_registry_messages(px.registry));
+	if (px.registry != NULL)
+		report_locked(p11glue_registry_messages(px.registry));
 	if (rv != P11GLUE_OK) {
 		p11glue_registry_free(px.registry);
 		px.registry = NULL;
@@ -246,15 +256,19 @@ load_modules_locked(void)
 	for (size_t i = 0; i < n; i++) {
 		p11glue_module *m = p11glue_registry_module(px.registry, i);
 		CK_FUNCTION_LIST *f = p11glue_module_functions(m);
+		long book;
 		if (f == NULL)
 			continue;
-		px.modules[px.n_modules] = (px_module){ m, (CK_FUNCTION_LIST_3_0 *)f,
-		                                        f->version.major >= 3 };
-		pg_handle_map_init(&px.modules[px.n_modules].slots);
-		px.n_modules++;
+		book = px_slots_module(p11glue_module_name(m), p11glue_module_path(m));
+		if (book < 0)
+			return CKR_HOST_MEMORY;
+		px.modules[px.n_modules++] = (px_module){ m, (CK_FUNCTION_LIST_3_0 *)f,
+		                                          f->version.major >= 3, book };
 	}
 	return CKR_OK;
 }
+
+static CK_RV map_all_slots_locked(void);
 
 static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
 
@@ -279,6 +293,8 @@ px_C_Initialize(CK_VOID_PTR pInitArgs)
 	}
 	pg_handle_map_init(&px.sessions);
 	rv = load_modules_locked();
+	if (rv == CKR_OK)
+		rv = map_all_slots_locked();
 	if (rv == CKR_OK) {
 		px.initialized = true;
 		px.next_session = 1;
@@ -370,7 +386,7 @@ module_slots_locked(CK_ULONG index, CK_BBOOL present, CK_SLOT_ID *out, CK_ULONG 
 	rv = px.modules[index].funcs->C_GetSlotList(present, real, &n);
 
 	if (rv == CKR_BUFFER_TOO_SMALL) {
-		real = calloc(n, sizeof(*real));
+		real = calloc(n ? n : 1, sizeof(*real));
 		rv = real ? px.modules[index].funcs->C_GetSlotList(present, real, &n) : CKR_HOST_MEMORY;
 	}
 	for (CK_ULONG i = 0; rv == CKR_OK && i < n; i++) {
@@ -384,6 +400,20 @@ module_slots_locked(CK_ULONG index, CK_BBOOL present, CK_SLOT_ID *out, CK_ULONG 
 		free(real);
 	/* A module that cannot list its slots right now is left out. */
 	return rv == CKR_HOST_MEMORY ? rv : CKR_OK;
+}
+
+/* Maps every slot of every module (at C_Initialize: IDs are valid from
+ * then on, before any C_GetSlotList). */
+static CK_RV
+map_all_slots_locked(void)
+{
+	CK_SLOT_ID none;
+	CK_ULONG total = 0;
+	CK_RV rv = CKR_OK;
+
+	for (size_t i = 0; rv == CKR_OK && i < px.n_modules; i++)
+		rv = module_slots_locked(i, CK_FALSE, &none, 0, &total);
+	return rv;
 }
 
 static CK_RV
@@ -480,6 +510,8 @@ px_C_GetSessionInfo(CK_SESSION_HANDLE hSession, CK_SESSION_INFO_PTR pInfo)
 
 	if (rv != CKR_OK)
 		return rv;
+	if (mod->funcs->C_GetSessionInfo == NULL)
+		return CKR_FUNCTION_NOT_SUPPORTED;
 	rv = mod->funcs->C_GetSessionInfo(real, pInfo);
 	if (rv == CKR_OK)
 		pInfo->slotID = slot;
@@ -522,6 +554,8 @@ poll_events_locked(CK_SLOT_ID *slot)
 	CK_RV rv;
 
 	for (size_t i = 0; i < px.n_modules; i++) {
+		if (px.modules[i].funcs->C_WaitForSlotEvent == NULL)
+			continue;
 		rv = px.modules[i].funcs->C_WaitForSlotEvent(CKF_DONT_BLOCK, &real, NULL);
 		if (rv == CKR_OK) {
 			if (!map_slot_locked(i, real, &id))

@@ -11,6 +11,7 @@
  * Everything between them is p11glue's (the begin line says so); every
  * other line is the user's and is never changed.
  */
+#define _GNU_SOURCE /* asprintf */
 #include "config.h"
 
 #include "setup.h"
@@ -640,12 +641,9 @@ pg_setup_chosen_module(const pg_setup_env *env, pg_setup_plan *plan, bool proxy_
 char *
 pg_setup_join(const char *dir, const char *name)
 {
-	size_t len = strlen(dir) + strlen(name) + 2;
-	char *path = malloc(len);
+	char *path;
 
-	if (path != NULL)
-		snprintf(path, len, "%s/%s", dir, name);
-	return path;
+	return asprintf(&path, "%s/%s", dir, name) < 0 ? NULL : path;
 }
 
 char *

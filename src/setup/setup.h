@@ -72,12 +72,13 @@ typedef struct {
 	/* NULL, or why the target is left out of a set-up of every target
 	 * (a program it needs is not installed); may be NULL itself. */
 	const char *(*unavailable)(void);
-	/* What it changes, a paragraph for --help. */
-	void (*describe)(FILE *out);
+	/* What it changes, a paragraph for --help (lines end with \n). */
+	const char *description;
 	/* Plans the set-up (undo false) or its undoing; false on a failure
 	 * that leaves no plan (out of memory). Problems go in the plan. */
 	bool (*plan)(const pg_setup_env *env, bool undo, pg_setup_plan *plan);
-	/* Carries out a plan without problems; false after printing why. */
+	/* Carries out a plan without problems; false after printing why.
+	 * NULL: pg_setup_apply_edits, writing the plan's files. */
 	bool (*apply)(const pg_setup_env *env, const pg_setup_plan *plan);
 	void (*status)(const pg_setup_env *env, pg_setup_status *status);
 } pg_setup_target;

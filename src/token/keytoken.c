@@ -14,7 +14,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define STORE_MODULE "p11glue-store.so"
 #define STORE_NAME "p11glue-store"
 
 void
@@ -115,13 +114,6 @@ choose_module(const pg_store_opts *opts, const p11glue_uri *uri, const char **na
 	return pg_token_store_file();
 }
 
-char *
-pg_token_store_file(void)
-{
-	char *file = pg_build_tree_file("store/" STORE_MODULE);
-
-	return file ? file : strdup(P11GLUE_MODULE_DIR "/" STORE_MODULE);
-}
 
 int
 pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *uri)
@@ -165,6 +157,7 @@ pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *
 		return PG_EXIT_FAIL;
 	}
 	kt->module_path = file;
+	kt->pins = opts->pins;
 	return PG_EXIT_OK;
 }
 
@@ -305,238 +298,6 @@ pg_keytoken_clear(pg_keytoken *kt)
 }
 
 /* ---------------------------------------------------------------------------
- * PINs
- */
-
-/* A PIN source as the URI's pin-source: relative files made absolute. */
-static int
-source_uri(const char *source, p11glue_uri **uri)
-{
-	char *abs = NULL;
-	const char *value = source;
-	int rv;
-
-	*uri = p11glue_uri_new();
-	if (*uri == NULL)
-		return P11GLUE_ERR_NOMEM;
-	if (strchr(source, ':') == NULL && source[0] != '/') {
-		abs = realpath(source, NULL);
-		if (abs == NULL) {
-			pg_message("%s: %s", source, strerror(errno));
-			return P11GLUE_ERR_PIN_SOURCE;
-		}
-		value = abs;
-	}
-	rv = p11glue_uri_set(*uri, P11GLUE_URI_PIN_SOURCE, value, strlen(value), NULL);
-	free(abs);
-	if (rv != P11GLUE_OK)
-		pg_message("%s: not usable as a PIN source", source);
-	return rv;
-}
-
-static int
-resolve(const p11glue_uri *uri, const char *prompt, p11glue_pin **pin)
-{
-	char *why = NULL;
-	int r = p11glue_pin_resolve(uri, prompt, P11GLUE_PIN_PROMPT, pin, &why);
-
-	if (r == P11GLUE_OK)
-		return PG_EXIT_OK;
-	if (r == P11GLUE_ERR_PIN_CANCELLED)
-		pg_message("%s: none entered (no terminal to ask on? give a PIN source)", prompt);
-	else
-		pg_message("%s: %s%s%s", prompt, p11glue_strerror(r), why ? ": " : "", why ? why : "");
-	free(why);
-	return PG_EXIT_FAIL;
-}
-
-int
-pg_store_read_secret(const char *source, const char *prompt, bool confirm, p11glue_pin **pin)
-{
-	p11glue_uri *uri = NULL;
-	p11glue_pin *again = NULL;
-	const unsigned char *a, *b;
-	size_t alen, blen;
-	char prompt2[256];
-	int status;
-
-	*pin = NULL;
-	if (source != NULL && source_uri(source, &uri) != P11GLUE_OK) {
-		p11glue_uri_free(uri);
-		return PG_EXIT_FAIL;
-	}
-	status = resolve(uri, prompt, pin);
-	p11glue_uri_free(uri);
-	if (status != PG_EXIT_OK || source != NULL || !confirm)
-		return status;
-	snprintf(prompt2, sizeof(prompt2), "%s (again)", prompt);
-	status = resolve(NULL, prompt2, &again);
-	if (status == PG_EXIT_OK) {
-		a = p11glue_pin_value(*pin, &alen);
-		b = p11glue_pin_value(again, &blen);
-		if (alen != blen || !pg_ct_equal(a, b, alen)) {
-			pg_message("the two entries differ");
-			status = PG_EXIT_FAIL;
-		}
-	}
-	p11glue_pin_free(again);
-	if (status != PG_EXIT_OK) {
-		p11glue_pin_free(*pin);
-		*pin = NULL;
-	}
-	return status;
-}
-
-int
-pg_keytoken_read_pin(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
-                     const char *pin_source, p11glue_pin **pin)
-{
-	char prompt[96];
-
-	snprintf(prompt, sizeof(prompt), "%s for %s", who == CKU_SO ? "SO PIN" : "PIN",
-	         pg_keytoken_label(kt));
-	if (pin_source != NULL)
-		return pg_store_read_secret(pin_source, prompt, false, pin);
-	return resolve(uri, prompt, pin);
-}
-
-int
-pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
-                  const char *pin_source)
-{
-	bool named = pin_source != NULL ||
-	             (uri && (p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
-	                      p11glue_uri_get(uri, P11GLUE_URI_PIN_SOURCE, NULL)));
-	p11glue_pin *pin = NULL;
-	const unsigned char *value;
-	size_t len = 0;
-	CK_SESSION_INFO info;
-	int status;
-	CK_RV rv;
-
-	/* Logged in already (a login is per token, and another session of
-	 * this process made it): no PIN to ask for. */
-	if (who == CKU_USER && kt->f->C_GetSessionInfo(kt->session, &info) == CKR_OK &&
-	    (info.state == CKS_RO_USER_FUNCTIONS || info.state == CKS_RW_USER_FUNCTIONS))
-		return PG_EXIT_OK;
-	/* A reader with its own PIN pad asks there. */
-	if (!named && (kt->token.flags & CKF_PROTECTED_AUTHENTICATION_PATH)) {
-		rv = kt->f->C_Login(kt->session, who, NULL, 0);
-	} else {
-		status = pg_keytoken_read_pin(kt, who, uri, pin_source, &pin);
-		if (status != PG_EXIT_OK)
-			return status;
-		value = p11glue_pin_value(pin, &len);
-		rv = kt->f->C_Login(kt->session, who, (CK_UTF8CHAR_PTR)value, len);
-		p11glue_pin_free(pin);
-	}
-	if (rv == CKR_USER_ALREADY_LOGGED_IN)
-		rv = CKR_OK;
-	if (rv != CKR_OK) {
-		pg_keytoken_error(who == CKU_SO ? "SO login" : "login", rv);
-		return PG_EXIT_FAIL;
-	}
-	return PG_EXIT_OK;
-}
-
-/* ---------------------------------------------------------------------------
- * Token administration
- */
-
-int
-pg_keytoken_init_token(pg_keytoken *kt, const p11glue_pin *so_pin, const char *label)
-{
-	CK_UTF8CHAR padded[32];
-	size_t len;
-	const unsigned char *value = p11glue_pin_value(so_pin, &len);
-	CK_RV rv;
-
-	pg_pad(padded, sizeof(padded), label);
-	rv = kt->f->C_InitToken(kt->slot, (CK_UTF8CHAR_PTR)value, len, padded);
-	if (rv != CKR_OK) {
-		pg_keytoken_error("C_InitToken", rv);
-		return PG_EXIT_FAIL;
-	}
-	pg_keytoken_refresh(kt);
-	return PG_EXIT_OK;
-}
-
-int
-pg_keytoken_init_pin(pg_keytoken *kt, const p11glue_pin *pin)
-{
-	size_t len;
-	const unsigned char *value = p11glue_pin_value(pin, &len);
-	CK_RV rv = kt->f->C_InitPIN(kt->session, (CK_UTF8CHAR_PTR)value, len);
-
-	if (rv != CKR_OK) {
-		pg_keytoken_error("C_InitPIN", rv);
-		return PG_EXIT_FAIL;
-	}
-	return PG_EXIT_OK;
-}
-
-int
-pg_keytoken_set_pin(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_pin *old,
-                    const p11glue_pin *pin)
-{
-	size_t old_len, len;
-	const unsigned char *old_value = p11glue_pin_value(old, &old_len);
-	const unsigned char *value = p11glue_pin_value(pin, &len);
-	CK_RV rv = CKR_OK;
-
-	/* Not logged in, C_SetPIN changes the user PIN; the SO's needs the
-	 * SO logged in (base specification §5.6). */
-	if (who == CKU_SO)
-		rv = kt->f->C_Login(kt->session, CKU_SO, (CK_UTF8CHAR_PTR)old_value, old_len);
-	if (rv == CKR_OK)
-		rv = kt->f->C_SetPIN(kt->session, (CK_UTF8CHAR_PTR)old_value, old_len,
-		                     (CK_UTF8CHAR_PTR)value, len);
-	if (who == CKU_SO)
-		pg_keytoken_logout(kt);
-	if (rv != CKR_OK) {
-		pg_keytoken_error(who == CKU_SO ? "changing the SO PIN" : "changing the PIN", rv);
-		return PG_EXIT_FAIL;
-	}
-	return PG_EXIT_OK;
-}
-
-void
-pg_keytoken_logout(pg_keytoken *kt)
-{
-	kt->f->C_Logout(kt->session);
-}
-
-int
-pg_keytoken_destroy(pg_keytoken *kt, CK_OBJECT_HANDLE obj, const char *what)
-{
-	CK_RV rv = kt->f->C_DestroyObject(kt->session, obj);
-
-	if (rv != CKR_OK) {
-		pg_keytoken_error(what, rv);
-		return PG_EXIT_FAIL;
-	}
-	return PG_EXIT_OK;
-}
-
-CK_RV
-pg_token_mechanisms(const pg_token *t, CK_MECHANISM_TYPE **types, CK_ULONG *n)
-{
-	CK_RV rv = t->funcs->C_GetMechanismList(t->slot, NULL, n);
-
-	*types = NULL;
-	if (rv == CKR_OK && *n > 0) {
-		*types = calloc(*n, sizeof(**types));
-		rv = *types ? t->funcs->C_GetMechanismList(t->slot, *types, n) : CKR_HOST_MEMORY;
-	}
-	if (rv != CKR_OK) {
-		free(*types);
-		*types = NULL;
-		*n = 0;
-	}
-	return rv;
-}
-
-/* ---------------------------------------------------------------------------
  * Objects
  */
 
@@ -568,34 +329,46 @@ pg_keytoken_find(pg_keytoken *kt, const p11glue_uri *uri, const CK_ATTRIBUTE *ex
 	return (long)total;
 }
 
-int
-pg_token_each_object(const pg_token *t, const p11glue_uri *uri, bool login, pg_object_func func,
-                     void *data)
+/* Warns of the objects on the token that have attr (and class, when
+ * it is set) already. */
+static void
+warn_same(pg_keytoken *kt, const CK_ATTRIBUTE *attr, const CK_OBJECT_CLASS *cls, const char *what)
 {
-	pg_keytoken kt = { .f = t->funcs, .slot = t->slot, .token = t->token };
-	CK_ATTRIBUTE tmpl[3];
-	CK_OBJECT_CLASS klass;
-	CK_OBJECT_HANDLE *found = NULL;
-	size_t count = 0;
-	int status = pg_keytoken_open(&kt, false);
-	CK_RV rv;
+	CK_ATTRIBUTE tmpl[2] = { *attr, { CKA_CLASS, (void *)cls, sizeof(*cls) } };
+	CK_OBJECT_HANDLE found[16];
+	long n = pg_keytoken_find(kt, NULL, tmpl, cls ? 2 : 1, found, PG_N_ELEMENTS(found));
+	char *text;
 
-	if (status == PG_EXIT_OK && login)
-		status = pg_keytoken_login(&kt, CKU_USER, uri, NULL);
-	if (status == PG_EXIT_OK && !p11glue_uri_is_unrecognized(uri)) {
-		rv = pg_objects_find(kt.f, kt.session, tmpl, p11glue_uri_get_template(uri, tmpl, &klass),
-		                     &found, &count);
-		if (rv != CKR_OK) {
-			pg_keytoken_error("C_FindObjects", rv);
-			status = PG_EXIT_FAIL;
-		}
+	if (n <= 0)
+		return;
+	pg_message("warning: token '%s' has %s%ld object%s %s already; a URI with only %s= "
+	           "names the new ones and %s:", pg_keytoken_label(kt), n == PG_N_ELEMENTS(found)
+	           ? "at least " : "", n, n == 1 ? "" : "s", what,
+	           attr->type == CKA_LABEL ? "object" : "id", n == 1 ? "it" : "them");
+	for (long i = 0; i < n; i++) {
+		text = pg_keytoken_object_uri(kt, found[i]);
+		fprintf(stderr, "  %s\n", text ? text : "?");
+		free(text);
 	}
-	for (size_t i = 0; status == PG_EXIT_OK && i < count; i++)
-		status = func(&kt, found[i], data);
-	free(found);
-	if (kt.has_session)
-		kt.f->C_CloseSession(kt.session);
-	return status;
+}
+
+void
+pg_keytoken_warn_taken(pg_keytoken *kt, const char *label, const unsigned char *id,
+                       size_t id_len, CK_OBJECT_CLASS cls)
+{
+	CK_ATTRIBUTE attr;
+	char what[96];
+
+	if (label != NULL) {
+		attr = (CK_ATTRIBUTE){ CKA_LABEL, (void *)label, strlen(label) };
+		snprintf(what, sizeof(what), "labelled '%.64s'", label);
+		warn_same(kt, &attr, NULL, what);
+	}
+	if (id != NULL && id_len > 0) {
+		attr = (CK_ATTRIBUTE){ CKA_ID, (void *)id, id_len };
+		warn_same(kt, &attr, &cls, cls == CKO_CERTIFICATE ? "(certificates) with this ID"
+		                                                  : "(public keys) with this ID");
+	}
 }
 
 unsigned char *

@@ -80,9 +80,25 @@ const char *pg_token_ckr(CK_RV rv);
 /* ---------------------------------------------------------------------------
  * Where the key store module is (the --module and --store options)
  */
+/*
+ * The PINs a command was given (--pin-source, --so-pin-source), each read
+ * from its source at its first use and kept (wiped by pg_pins_clear): a
+ * descriptor gives its PIN once, and a command may log in more than once
+ * (several tokens, a key that wants its PIN for each signature).
+ */
+typedef struct {
+	const char *user_source;     /* --pin-source SRC, or NULL */
+	const char *so_source;       /* --so-pin-source SRC, or NULL */
+	p11glue_pin *user, *so;      /* read from them */
+} pg_pins;
+
+/* Wipes and frees the PINs read (the sources stay); NULL is fine. */
+void pg_pins_clear(pg_pins *pins);
+
 typedef struct {
 	const char *module;          /* --module PATH */
 	const char *store;           /* --store DIR */
+	pg_pins *pins;               /* the PIN options, or NULL */
 } pg_store_opts;
 
 /* ---------------------------------------------------------------------------
@@ -96,6 +112,7 @@ typedef struct {
 	CK_TOKEN_INFO token;
 	CK_SESSION_HANDLE session;
 	bool has_session;
+	pg_pins *pins;               /* the command's PIN options (lent), or NULL */
 } pg_keytoken;
 
 /*
@@ -123,19 +140,36 @@ int pg_keytoken_select(pg_keytoken *kt, const p11glue_uri *uri, unsigned flags);
 int pg_keytoken_open(pg_keytoken *kt, bool rw);
 
 /*
- * Logs in as user (CKU_USER) or SO. The PIN: from pin_source when not
- * NULL, else the URI's pin-value or pin-source, else a prompt. Already
- * logged in counts as success. Returns an exit code.
+ * Logs in as who (CKU_USER, CKU_SO, CKU_CONTEXT_SPECIFIC) with the PIN of
+ * pg_keytoken_read_pin. Already logged in counts as success. A refused
+ * PIN is reported with the token's state (pg_keytoken_pin_error).
+ * Returns an exit code (pins.c).
  */
-int pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
-                      const char *pin_source);
+int pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri);
 
 /*
- * The PIN of who (CKU_USER, CKU_SO) from pin_source, else the URI's
- * pin-value or pin-source, else a prompt. Returns an exit code.
+ * The PIN of who: from the command's option (kt->pins: so_source for
+ * CKU_SO, else user_source), else the URI's pin-value or pin-source
+ * (env: and fd: allowed: the URI is the user's own), else a prompt.
+ * *pin is new. Returns an exit code.
  */
 int pg_keytoken_read_pin(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri,
-                         const char *pin_source, p11glue_pin **pin);
+                         p11glue_pin **pin);
+
+/*
+ * Reports a failed login or PIN change of who (pg_keytoken_error), then
+ * for a wrong or locked PIN what the token's flags say (a wrong PIN since
+ * the last good one, one try left, locked) and how a locked user PIN is
+ * unlocked (init-pin with the SO PIN).
+ */
+void pg_keytoken_pin_error(pg_keytoken *kt, CK_USER_TYPE who, const char *what, CK_RV rv);
+
+/*
+ * False, after saying so with what as the subject, when pin holds a
+ * newline, a carriage return or a NUL byte: a PIN nobody could type at a
+ * prompt.
+ */
+bool pg_pin_typable(const p11glue_pin *pin, const char *what);
 
 /*
  * Initializes the selected token (C_InitToken) with the SO PIN so_pin and
@@ -174,13 +208,18 @@ char *pg_keytoken_uri(const pg_keytoken *kt);
  * codes users meet (wrong PIN, locked PIN, no user PIN ...). */
 void pg_keytoken_error(const char *what, CK_RV rv);
 
+enum {
+	PG_SECRET_CONFIRM = 1 << 0,  /* at the prompt, asked twice */
+	PG_SECRET_NEW_PIN = 1 << 1   /* a PIN being set: refused unless typable */
+};
+
 /*
- * A secret from a PIN source (file:/path, or a path) or, without one, a
- * prompt on the terminal with echo off, asked twice when confirm is
- * set. Relative paths are taken from the current directory. Prints why
- * on failure. Returns an exit code.
+ * A secret from a PIN source (file:PATH or a file name, relative ones
+ * taken from the current directory; env:NAME; fd:N) or, without one, a
+ * prompt on the terminal with echo off, showing prompt. flags:
+ * PG_SECRET_*. Prints why on failure. Returns an exit code (pins.c).
  */
-int pg_store_read_secret(const char *source, const char *prompt, bool confirm, p11glue_pin **pin);
+int pg_store_read_secret(const char *source, const char *prompt, unsigned flags, p11glue_pin **pin);
 
 /*
  * Finds the objects the URI selects (object, type, id), at most max;
@@ -201,18 +240,59 @@ typedef int (*pg_object_func)(pg_keytoken *kt, CK_OBJECT_HANDLE obj, void *data)
 
 /*
  * Opens a session on a token of a registry walk (pg_token_each), with
- * login first logs in as the user (PIN from the URI or a prompt), and
+ * login first logs in as the user (PIN from pins, may be NULL, else the
+ * URI, else a prompt), and
  * calls func for each object uri selects (object, type, id; NULL: all).
  * kt lends the session to func; the module stays the walk's. Prints
  * problems; returns an exit code, or func's non-zero return.
  */
-int pg_token_each_object(const pg_token *t, const p11glue_uri *uri, bool login,
+int pg_token_each_object(const pg_token *t, const p11glue_uri *uri, bool login, pg_pins *pins,
                          pg_object_func func, void *data);
 
 /* An attribute value in a new buffer (NUL-terminated, not counted), or
  * NULL when absent or unreadable. */
 unsigned char *pg_keytoken_get(pg_keytoken *kt, CK_OBJECT_HANDLE obj, CK_ATTRIBUTE_TYPE type,
                                size_t *len);
+
+/*
+ * Warns on stderr when objects labelled label (may be NULL), or objects
+ * of class cls with the ID id (may be NULL), are on the token already,
+ * listing them: a URI naming the new objects by object= or id= would
+ * name those too. (An ID shared across classes is how keys and their
+ * certificates pair, and no warning.) Call it before making the new
+ * objects.
+ */
+void pg_keytoken_warn_taken(pg_keytoken *kt, const char *label, const unsigned char *id,
+                            size_t id_len, CK_OBJECT_CLASS cls);
+
+/* ---------------------------------------------------------------------------
+ * What a command did, for its output (report.c): the libraries below the
+ * command line add what they made or deleted, the command prints it as
+ * lines or as JSON. Not thread-safe; one report per command.
+ */
+typedef struct {
+	const char *what;            /* "public key", "certificate", "replaced" ... (static) */
+	char *uri;                   /* the object's URI, or NULL */
+	char *name;                  /* a name for messages (a common name), or NULL */
+} pg_report_item;
+
+typedef struct {
+	pg_report_item *items;
+	size_t n, cap;
+	bool failed;                 /* out of memory: some items are missing */
+} pg_report;
+
+void pg_report_init(pg_report *r);
+/* Frees the items (r may be NULL). */
+void pg_report_clear(pg_report *r);
+/* Adds an item: what (static), uri (taken; may be NULL), name (copied;
+ * may be NULL). r may be NULL: uri is freed. */
+void pg_report_add(pg_report *r, const char *what, char *uri, const char *name);
+/* Adds what with the URI of obj on kt's token. */
+void pg_report_object(pg_report *r, const char *what, pg_keytoken *kt, CK_OBJECT_HANDLE obj,
+                      const char *name);
+/* How many items of r are what. */
+size_t pg_report_count(const pg_report *r, const char *what);
 
 /* ---------------------------------------------------------------------------
  * Templates: attribute lists owning their values (wiped when cleared)

@@ -7,6 +7,7 @@
 #include "names.h"
 
 #define STORE_NAME "p11glue-store"
+#define STORE_MODULE "p11glue-store.so"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,14 @@ pg_token_parse_uri(const char *text, p11glue_uri **uri)
 	pg_message("invalid PKCS#11 URI: %s: %s (at byte %zu)", p11glue_strerror(rv),
 	              error.detail, error.offset);
 	return false;
+}
+
+char *
+pg_token_store_file(void)
+{
+	char *file = pg_build_tree_file("store/" STORE_MODULE);
+
+	return file ? file : strdup(P11GLUE_MODULE_DIR "/" STORE_MODULE);
 }
 
 /* Does the registry list the key store (by name or by its file)? */

@@ -39,11 +39,14 @@ names_private_key(const p11glue_uri *uri)
 
 typedef struct {
 	pg_store_opts store;
+	pg_pins pins;                /* the key's token's (store.pins) */
 	const char *subject;
 	X509_NAME *subject_name;     /* --subject, parsed before any token work */
 	const char *hash;
 	const char *output;
+	bool overwrite, json;
 	pg_buf san;                  /* "TYPE:VALUE,..." from every --san */
+	pg_outfile out;              /* --output, opened before any token work */
 } common_args;
 
 /* --hash names one of the hashes pg_sigalg_choose takes. */
@@ -59,7 +62,10 @@ hash_ok(const char *hash)
 	{ "subject", 0, PG_OPT_TEXT, &(a)->subject, 0 }, \
 	{ "hash", 0, PG_OPT_TEXT, &(a)->hash, 0 }, \
 	{ "output", 0, PG_OPT_TEXT, &(a)->output, 0 }, \
+	{ "overwrite", 0, PG_OPT_FLAG, &(a)->overwrite, 0 }, \
+	{ "json", 0, PG_OPT_FLAG, &(a)->json, 0 }, \
 	{ "san", 0, PG_OPT_APPEND, &(a)->san, 0 }, \
+	PG_PIN_OPTION(&(a)->pins), \
 	PG_STORE_OPTIONS(&(a)->store)
 
 static void
@@ -73,7 +79,15 @@ common_help(FILE *out)
 	        "                 URI:uri; repeat for more\n"
 	        "  --hash H       sha256, sha384 or sha512 (RSA and ECDSA); default: sha256\n"
 	        "                 for RSA and P-256, sha384 for P-384, sha512 for P-521\n"
-	        "  --output FILE  write the PEM text to FILE ('-': standard output)\n"
+	        "  --output FILE  write the PEM text to FILE ('-': standard output); an\n"
+	        "                 existing FILE is refused, and a symbolic link always\n"
+	        "  --overwrite    replace an existing FILE (a new file renamed over it)\n"
+	        "  --json         print a JSON object: the token, the key, what was made\n"
+	        "                 (and replaced); the PEM text as \"pem\" unless --output\n"
+	        "                 names a file\n"
+	        "  --pin-source SRC\n"
+	        "                 read the user PIN of the key's token from SRC (see PINs\n"
+	        "                 below)\n"
 	        "  -h, --help     show this help\n");
 }
 
@@ -89,37 +103,82 @@ parse_subject(const char *text, const char *command)
 	return name;
 }
 
-/* Writes PEM with write() to --output (or standard output for "-"). */
-static bool
-write_pem(const char *path, int (*write)(FILE *, const void *), const void *obj)
+/*
+ * Where the PEM text goes: --output (opened here, before any token work,
+ * so that an existing file is refused before a PIN is asked), or with
+ * --json and no file, into the JSON object. Returns -1 to go on, else an
+ * exit code.
+ */
+static int
+open_output(common_args *a, const char *fallback)
 {
-	FILE *out = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-	bool ok;
+	const char *path = a->output ? a->output : fallback;
 
-	if (out == NULL) {
-		pg_message("%s: %s", path, strerror(errno));
+	if (path == NULL || (a->json && strcmp(path, "-") == 0))
+		return -1;
+	return pg_outfile_open(&a->out, path, a->overwrite, 0666) ? -1 : PG_EXIT_FAIL;
+}
+
+/* Writes the PEM text to the output, if there is one. */
+static bool
+write_output(common_args *a, const char *pem)
+{
+	if (a->out.fp == NULL)
+		return true;
+	if (fputs(pem, a->out.fp) < 0) {
+		pg_message("%s: cannot write", a->out.path ? a->out.path : "standard output");
 		return false;
 	}
-	ok = write(out, obj) == 1;
-	if (out != stdout)
-		ok = fclose(out) == 0 && ok;
-	else
-		ok = fflush(out) == 0 && ok;
-	if (!ok)
-		pg_message("%s: cannot write", path);
-	return ok;
+	return pg_outfile_commit(&a->out);
 }
 
-static int
-write_x509(FILE *out, const void *x)
+/* The PEM text of a certificate (req false) or a request; free(). */
+static char *
+pem_text(const void *obj, bool req)
 {
-	return PEM_write_X509(out, (X509 *)x);
+	BIO *bio = BIO_new(BIO_s_mem());
+	char *data = NULL, *text = NULL;
+	long len;
+
+	if (bio != NULL && (req ? PEM_write_bio_X509_REQ(bio, (X509_REQ *)obj)
+	                        : PEM_write_bio_X509(bio, (X509 *)obj)) == 1 &&
+	    (len = BIO_get_mem_data(bio, &data)) > 0)
+		text = (char *)pg_memdup0(data, (size_t)len);
+	BIO_free(bio);
+	if (text == NULL)
+		pg_message("cannot write the PEM text");
+	return text;
 }
 
-static int
-write_req(FILE *out, const void *req)
+/* --json: the token, the key, what the report holds, and the PEM text
+ * or the file it went to. */
+static void
+print_json(const common_args *a, pg_signer *key, const pg_report *r, const char *pem)
 {
-	return PEM_write_X509_REQ(out, (X509_REQ *)req);
+	char *uri = pg_keytoken_object_uri(&key->kt, key->key);
+	pg_json j;
+
+	pg_store_json_begin(&j, &key->kt);
+	pg_json_key(&j, "key");
+	pg_json_text(&j, uri ? uri : "");
+	free(uri);
+	if (r != NULL) {
+		for (size_t i = 0; i < r->n; i++) {
+			if (strcmp(r->items[i].what, "certificate") != 0)
+				continue;
+			pg_json_key(&j, "certificate");
+			pg_json_text(&j, r->items[i].uri ? r->items[i].uri : "");
+		}
+		pg_store_json_uris(&j, "replaced", r, "replaced");
+	}
+	if (a->output != NULL && strcmp(a->output, "-") != 0) {
+		pg_json_key(&j, "output");
+		pg_json_string(&j, a->output);
+	} else if (a->output != NULL || r == NULL) {
+		pg_json_key(&j, "pem");
+		pg_json_text(&j, pem);
+	}
+	pg_store_json_end(&j, r);
 }
 
 /* Parses --days: 1 to MAX_DAYS. */
@@ -147,8 +206,9 @@ certify_usage(FILE *out)
 	fprintf(out,
 	        "Usage: p11glue certify (--self-signed | --ca CA-URI) [--subject DN]\n"
 	        "                       [--days N] [--is-ca] [--san NAME]... [--hash H]\n"
-	        "                       [--label LABEL] [--replace] [--output FILE]\n"
-	        "                       [--module PATH] [--store DIR] URI\n"
+	        "                       [--label LABEL] [--replace]\n"
+	        "                       [--output FILE [--overwrite]] [--json]\n"
+	        "                       [--pin-source SRC] [--module PATH] [--store DIR] URI\n"
 	        "\n"
 	        "Makes an X.509 certificate (RFC 5280) for the private key the URI\n"
 	        "names and stores it on the key's token with the key's CKA_ID, where\n"
@@ -164,7 +224,7 @@ certify_usage(FILE *out)
 	        "issuer name. CA-URI may name another token, of the same module unless\n"
 	        "it has module-path= or module-name=; its PIN comes from its own\n"
 	        "pin-value or pin-source, else a prompt (unless that token is the\n"
-	        "key's, already logged in).\n"
+	        "key's, already logged in), never from --pin-source.\n"
 	        "\n"
 	        "The certificate: version 3, a random 16-byte serial number, valid from\n"
 	        "now for N days, with basicConstraints and keyUsage (critical),\n"
@@ -203,7 +263,7 @@ typedef struct {
 } certify_args;
 
 static int
-do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_uri)
+do_certify(certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_uri)
 {
 	pg_signer key = { 0 }, ca = { 0 };
 	CK_OBJECT_HANDLE old[PG_SIGNER_MAX_FOUND];
@@ -214,22 +274,39 @@ do_certify(const certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_
 		.days = a->days,
 		.is_ca = a->is_ca,
 	};
+	/* The CA's token takes its PIN from its own URI or a prompt: the
+	 * key's --pin-source could be a wrong PIN there, costing a try. */
+	pg_store_opts ca_opts = { a->common.store.module, a->common.store.store, NULL };
 	X509 *cert = NULL;
+	pg_report report;
+	char *pem = NULL;
 	long n_old = 0;
-	int status;
+	int status = open_output(&a->common, NULL);
 
+	if (status != -1)
+		return status;
+	pg_report_init(&report);
 	status = pg_signer_open(&key, &a->common.store, uri, true);
 	if (status == PG_EXIT_OK && ca_uri != NULL)
-		status = pg_signer_open(&ca, &a->common.store, ca_uri, false);
+		status = pg_signer_open(&ca, &ca_opts, ca_uri, false);
 	if (status == PG_EXIT_OK && (n_old = pg_signer_certs(&key, old, a->replace)) < 0)
 		status = PG_EXIT_FAIL;
 	if (status == PG_EXIT_OK)
 		status = pg_signer_certify(&key, ca_uri ? &ca : NULL, &choice, &cert);
-	if (status == PG_EXIT_OK)
-		status = pg_signer_store_cert(&key, cert, a->label ? a->label : key.label, old, n_old);
-	if (status == PG_EXIT_OK && a->common.output != NULL &&
-	    !write_pem(a->common.output, write_x509, cert))
+	if (status == PG_EXIT_OK && (pem = pem_text(cert, false)) == NULL)
 		status = PG_EXIT_FAIL;
+	if (status == PG_EXIT_OK)
+		status = pg_signer_store_cert(&key, cert, a->label ? a->label : key.label, old, n_old,
+		                              &report);
+	if (status == PG_EXIT_OK && !a->common.json)
+		pg_store_print_report(&report);
+	if (status == PG_EXIT_OK && !write_output(&a->common, pem))
+		status = PG_EXIT_FAIL;
+	if (status == PG_EXIT_OK && a->common.json)
+		print_json(&a->common, &key, &report, pem);
+	pg_outfile_abort(&a->common.out);
+	pg_report_clear(&report);
+	free(pem);
 	X509_free(cert);
 	pg_signer_clear(&ca);
 	pg_signer_clear(&key);
@@ -279,6 +356,7 @@ pg_cmd_certify(int argc, char **argv)
 	int next, status;
 
 	pg_buf_init(&a.common.san);
+	a.common.store.pins = &a.common.pins;
 	status = certify_parse(&a, argc, argv, &next);
 	if (status != -1)
 		goto out;
@@ -303,6 +381,7 @@ pg_cmd_certify(int argc, char **argv)
 	status = do_certify(&a, uri, ca_uri);
 out:
 	X509_NAME_free(a.common.subject_name);
+	pg_pins_clear(&a.common.pins);
 	p11glue_uri_free(uri);
 	p11glue_uri_free(ca_uri);
 	pg_buf_clear(&a.common.san);
@@ -318,7 +397,8 @@ request_usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: p11glue request [--subject DN] [--san NAME]... [--hash H]\n"
-	        "                       [--output FILE] [--module PATH] [--store DIR] URI\n"
+	        "                       [--output FILE [--overwrite]] [--json]\n"
+	        "                       [--pin-source SRC] [--module PATH] [--store DIR] URI\n"
 	        "\n"
 	        "Prints a PKCS#10 certification request (RFC 2986, PEM \"CERTIFICATE\n"
 	        "REQUEST\") for the private key the URI names, signed inside its token\n"
@@ -337,7 +417,7 @@ request_usage(FILE *out)
 }
 
 static int
-do_request(const common_args *a, const p11glue_uri *uri)
+do_request(common_args *a, const p11glue_uri *uri)
 {
 	pg_signer key = { 0 };
 	pg_signer_choice choice = {
@@ -346,12 +426,22 @@ do_request(const common_args *a, const p11glue_uri *uri)
 		.san = a->san.len ? (const char *)a->san.data : NULL,
 	};
 	X509_REQ *req = NULL;
-	int status = pg_signer_open(&key, &a->store, uri, false);
+	char *pem = NULL;
+	int status = open_output(a, "-");
 
+	if (status != -1)
+		return status;
+	status = pg_signer_open(&key, &a->store, uri, false);
 	if (status == PG_EXIT_OK)
 		status = pg_signer_request(&key, &choice, &req);
-	if (status == PG_EXIT_OK && !write_pem(a->output ? a->output : "-", write_req, req))
+	if (status == PG_EXIT_OK && (pem = pem_text(req, true)) == NULL)
 		status = PG_EXIT_FAIL;
+	if (status == PG_EXIT_OK && !write_output(a, pem))
+		status = PG_EXIT_FAIL;
+	if (status == PG_EXIT_OK && a->json)
+		print_json(a, &key, NULL, pem);
+	pg_outfile_abort(&a->out);
+	free(pem);
 	X509_REQ_free(req);
 	pg_signer_clear(&key);
 	return status;
@@ -366,6 +456,7 @@ pg_cmd_request(int argc, char **argv)
 	int next, status;
 
 	pg_buf_init(&a.san);
+	a.store.pins = &a.pins;
 	status = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), request_usage, 0, -1, &next);
 	if (status >= 0) {
 		pg_buf_clear(&a.san);
@@ -388,6 +479,7 @@ pg_cmd_request(int argc, char **argv)
 	else
 		status = do_request(&a, uri);
 	X509_NAME_free(a.subject_name);
+	pg_pins_clear(&a.pins);
 	p11glue_uri_free(uri);
 	pg_buf_clear(&a.san);
 	return status;

@@ -20,8 +20,9 @@ static void
 export_usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: p11glue export-pubkey [--format=ssh|pem] [--output FILE] [--login]\n"
-	        "                             [--module PATH] [--store DIR] URI\n"
+	        "Usage: p11glue export-pubkey [--format=ssh|pem] [--output FILE [--overwrite]]\n"
+	        "                             [--login] [--pin-source SRC] [--module PATH]\n"
+	        "                             [--store DIR] URI\n"
 	        "\n"
 	        "Prints the public keys the URI selects: public key objects, or with\n"
 	        "type=cert the keys of certificates, or with type=private the public\n"
@@ -32,9 +33,14 @@ export_usage(FILE *out)
 	        "  --format=ssh   one OpenSSH line per key (authorized_keys format; the\n"
 	        "                 label is the comment); Ed448 has no OpenSSH form\n"
 	        "  --format=pem   PEM SubjectPublicKeyInfo (\"PUBLIC KEY\"), the default\n"
-	        "  --output FILE  write to FILE instead of standard output\n"
+	        "  --output FILE  write to FILE instead of standard output ('-'); an\n"
+	        "                 existing FILE is refused, and a symbolic link always\n"
+	        "                 (nothing is written through one)\n"
+	        "  --overwrite    replace an existing FILE (by renaming a new file over\n"
+	        "                 it, once all keys are written)\n"
 	        "  --login        log in first (private objects); implied by a PIN in\n"
-	        "                 the URI\n"
+	        "                 the URI and by --pin-source\n"
+	        "  --pin-source SRC  read the user PIN from SRC (see PINs below)\n"
 	        "  -h, --help     show this help\n"
 	        "\n");
 	pg_store_help_common(out, "Example",
@@ -98,10 +104,9 @@ write_key(FILE *out, pg_keytoken *kt, CK_OBJECT_HANDLE obj, bool ssh)
 }
 
 static int
-do_export(pg_keytoken *kt, const p11glue_uri *uri, bool login, bool ssh, const char *output)
+do_export(pg_keytoken *kt, const p11glue_uri *uri, bool login, bool ssh, pg_outfile *out)
 {
 	CK_OBJECT_HANDLE *found = calloc(PG_STORE_MAX_FOUND, sizeof(*found));
-	FILE *out = stdout;
 	long n;
 	int status;
 
@@ -109,7 +114,7 @@ do_export(pg_keytoken *kt, const p11glue_uri *uri, bool login, bool ssh, const c
 		return PG_EXIT_FAIL;
 	if ((status = pg_keytoken_select(kt, uri, 0)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_open(kt, false)) != PG_EXIT_OK ||
-	    (login && (status = pg_keytoken_login(kt, CKU_USER, uri, NULL)) != PG_EXIT_OK))
+	    (login && (status = pg_keytoken_login(kt, CKU_USER, uri)) != PG_EXIT_OK))
 		goto out;
 	n = export_find(kt, uri, found);
 	status = PG_EXIT_FAIL;
@@ -117,18 +122,10 @@ do_export(pg_keytoken *kt, const p11glue_uri *uri, bool login, bool ssh, const c
 		pg_message("no key matches the URI%s", login ? "" : " (private objects need --login)");
 	if (n <= 0)
 		goto out;
-	if (output != NULL && (out = fopen(output, "w")) == NULL) {
-		pg_message("%s: %s", output, strerror(errno));
-		goto out;
-	}
 	status = PG_EXIT_OK;
 	for (long i = 0; i < n; i++) {
-		if (!write_key(out, kt, found[i], ssh))
+		if (!write_key(out->fp, kt, found[i], ssh))
 			status = PG_EXIT_FAIL;
-	}
-	if (out != stdout && fclose(out) != 0) {
-		pg_message("%s: %s", output, strerror(errno));
-		status = PG_EXIT_FAIL;
 	}
 out:
 	free(found);
@@ -138,15 +135,19 @@ out:
 int
 pg_cmd_export_pubkey(int argc, char **argv)
 {
-	pg_store_opts opts = { 0 };
+	pg_pins pins = { 0 };
+	pg_store_opts opts = { .pins = &pins };
 	const char *output = NULL, *format = NULL;
-	bool ssh = false, login = false;
+	bool ssh = false, login = false, overwrite = false;
+	pg_outfile out;
 	p11glue_uri *uri = NULL;
 	pg_keytoken kt;
 	const pg_opt table[] = {
 		{ "format", 0, PG_OPT_TEXT, &format, 0 },
 		{ "output", 0, PG_OPT_TEXT, &output, 0 },
+		{ "overwrite", 0, PG_OPT_FLAG, &overwrite, 0 },
 		{ "login", 0, PG_OPT_FLAG, &login, 0 },
+		PG_PIN_OPTION(&pins),
 	};
 	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), export_usage, &opts,
 	                              true, &uri);
@@ -158,12 +159,23 @@ pg_cmd_export_pubkey(int argc, char **argv)
 		return status;
 	}
 	ssh = format && strcmp(format, "ssh") == 0;
-	login = login || p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
+	login = login || pins.user_source != NULL || p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
 	        p11glue_uri_get(uri, P11GLUE_URI_PIN_SOURCE, NULL);
+	/* The file first: an existing one is refused before any PIN. */
+	if (!pg_outfile_open(&out, output ? output : "-", overwrite, 0666)) {
+		pg_pins_clear(&pins);
+		p11glue_uri_free(uri);
+		return PG_EXIT_FAIL;
+	}
 	status = pg_keytoken_load(&kt, &opts, uri);
 	if (status == PG_EXIT_OK)
-		status = do_export(&kt, uri, login, ssh, output);
+		status = do_export(&kt, uri, login, ssh, &out);
 	pg_keytoken_clear(&kt);
+	/* Nothing is left of a failed export: not even part of the keys. */
+	if (status == PG_EXIT_OK && !pg_outfile_commit(&out))
+		status = PG_EXIT_FAIL;
+	pg_outfile_abort(&out);
+	pg_pins_clear(&pins);
 	p11glue_uri_free(uri);
 	return status;
 }

@@ -23,7 +23,8 @@ import_usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: p11glue import [--label LABEL] [--id HEX] [--passphrase-source SRC]\n"
-	        "                      [--module PATH] [--store DIR] FILE [URI]\n"
+	        "                      [--pin-source SRC] [--json] [--module PATH]\n"
+	        "                      [--store DIR] FILE [URI]\n"
 	        "\n"
 	        "Imports a private key with its certificates, or certificates alone,\n"
 	        "onto a token. FILE may hold:\n"
@@ -46,7 +47,9 @@ import_usage(FILE *out)
 	        "the one in the file (OpenSSH key comment, PKCS#12 friendlyName), else\n"
 	        "the certificate's common name, else the file name without extension.\n"
 	        "A certificate already on the token is skipped; a private key whose ID\n"
-	        "is already there is refused. Prints the URI of every object made.\n"
+	        "is already there is refused; other objects with the same label or ID\n"
+	        "are warned of (a URI naming them would name the new ones too). Prints\n"
+	        "the URI of every object made.\n"
 	        "\n"
 	        "Options:\n"
 	        "  --label LABEL            the label of the key and its certificate\n"
@@ -55,6 +58,11 @@ import_usage(FILE *out)
 	        "                           only its owner can read); else it is asked\n"
 	        "                           for on the terminal, when the file is\n"
 	        "                           encrypted\n"
+	        "  --pin-source SRC         read the token's user PIN from SRC (see PINs\n"
+	        "                           below)\n"
+	        "  --json                   print a JSON object: the token, the objects\n"
+	        "                           made (\"created\") and the certificates that\n"
+	        "                           were on the token already (\"skipped\")\n"
 	        "  -h, --help               show this help\n"
 	        "\n");
 	pg_store_help_common(out, "Examples",
@@ -75,7 +83,7 @@ ask_passphrase(void *data)
 	char prompt[256];
 
 	snprintf(prompt, sizeof(prompt), "Passphrase for %s", req->file);
-	if (pg_store_read_secret(req->source, prompt, false, &pin) != PG_EXIT_OK)
+	if (pg_store_read_secret(req->source, prompt, 0, &pin) != PG_EXIT_OK)
 		return NULL;
 	return pin;
 }
@@ -107,11 +115,42 @@ typedef struct {
 	const unsigned char *id;
 	size_t id_len;
 	const char *pass_source;
+	bool json;
 } import_args;
+
+/* The objects made and the certificates skipped. */
+static void
+print_json(pg_keytoken *kt, const import_args *a, const pg_report *r)
+{
+	static const char *const made[] = { "public key", "private key", "certificate" };
+	pg_json j;
+
+	pg_store_json_begin(&j, kt);
+	pg_json_key(&j, "file");
+	pg_json_string(&j, a->file);
+	pg_json_key(&j, "created");
+	pg_json_begin_array(&j);
+	for (size_t i = 0; i < r->n; i++) {
+		for (size_t k = 0; k < PG_N_ELEMENTS(made); k++) {
+			if (strcmp(r->items[i].what, made[k]) != 0)
+				continue;
+			pg_json_begin_object(&j);
+			pg_json_key(&j, "object");
+			pg_json_string(&j, made[k]);
+			pg_json_key(&j, "uri");
+			pg_json_text(&j, r->items[i].uri ? r->items[i].uri : "");
+			pg_json_end_object(&j);
+		}
+	}
+	pg_json_end_array(&j);
+	pg_store_json_uris(&j, "skipped", r, "skipped certificate");
+	pg_store_json_end(&j, r);
+}
 
 static int
 do_import(pg_keytoken *kt, const p11glue_uri *uri, const import_args *a, pg_import *imp)
 {
+	pg_report report;
 	int status;
 
 	if (imp->key != NULL && pg_key_kind_of(imp->key) == NULL) {
@@ -122,9 +161,16 @@ do_import(pg_keytoken *kt, const p11glue_uri *uri, const import_args *a, pg_impo
 	}
 	if ((status = pg_keytoken_select(kt, uri, 0)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_open(kt, true)) != PG_EXIT_OK ||
-	    (status = pg_keytoken_login(kt, CKU_USER, uri, NULL)) != PG_EXIT_OK)
+	    (status = pg_keytoken_login(kt, CKU_USER, uri)) != PG_EXIT_OK)
 		return status;
-	return pg_import_write(kt, imp, a->file, a->label, a->id, a->id_len);
+	pg_report_init(&report);
+	status = pg_import_write(kt, imp, a->file, a->label, a->id, a->id_len, &report);
+	if (status == PG_EXIT_OK && a->json)
+		print_json(kt, a, &report);
+	else if (status == PG_EXIT_OK)
+		pg_store_print_report(&report);
+	pg_report_clear(&report);
+	return status;
 }
 
 static int
@@ -150,7 +196,8 @@ parse_file(const import_args *a, pg_import *imp)
 int
 pg_cmd_import(int argc, char **argv)
 {
-	pg_store_opts opts = { 0 };
+	pg_pins pins = { 0 };
+	pg_store_opts opts = { .pins = &pins };
 	import_args a = { 0 };
 	const char *id_text = NULL;
 	unsigned char *id = NULL;
@@ -161,6 +208,8 @@ pg_cmd_import(int argc, char **argv)
 		{ "label", 0, PG_OPT_TEXT, &a.label, 0 },
 		{ "id", 0, PG_OPT_TEXT, &id_text, 0 },
 		{ "passphrase-source", 0, PG_OPT_TEXT, &a.pass_source, 0 },
+		PG_PIN_OPTION(&pins),
+		{ "json", 0, PG_OPT_FLAG, &a.json, 0 },
 		PG_STORE_OPTIONS(&opts),
 	};
 	int next, status = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), import_usage, 0,
@@ -188,6 +237,7 @@ pg_cmd_import(int argc, char **argv)
 		pg_keytoken_clear(&kt);
 	}
 	pg_import_clear(&imp);
+	pg_pins_clear(&pins);
 	p11glue_uri_free(uri);
 	free(id);
 	return status;

@@ -12,6 +12,7 @@
 typedef struct {
 	bool json;
 	bool login;
+	pg_pins pins;
 	const p11glue_uri *uri;
 	pg_json out;
 	int status;
@@ -87,7 +88,11 @@ list_token_objects(const pg_token *t, void *data)
 {
 	walk *w = data;
 
-	if (pg_token_each_object(t, w->uri, w->login, print_object, w) != PG_EXIT_OK)
+	/* An uninitialized token (the key store's free slot) holds nothing,
+	 * and takes no session. */
+	if (!(t->token.flags & CKF_TOKEN_INITIALIZED))
+		return 0;
+	if (pg_token_each_object(t, w->uri, w->login, &w->pins, print_object, w) != PG_EXIT_OK)
 		w->status = PG_EXIT_FAIL;
 	return 0;
 }
@@ -96,17 +101,23 @@ static void
 usage(FILE *out)
 {
 	fprintf(out,
-	        "Usage: p11glue list-objects [--login] [--json] URI\n"
+	        "Usage: p11glue list-objects [--login] [--pin-source SRC] [--json] URI\n"
 	        "\n"
 	        "Lists the objects the URI selects (object, type, id) on the tokens it\n"
 	        "selects, each with the URI that names it. Private objects are only\n"
 	        "visible after --login.\n"
 	        "\n"
 	        "Options:\n"
-	        "  --login     log in to each token first; the PIN comes from the URI's\n"
-	        "              pin-value or pin-source, else from a prompt on the terminal\n"
-	        "  --json      print a JSON document for scripts\n"
-	        "  -h, --help  show this help\n"
+	        "  --login           log in to each token first; the PIN comes from\n"
+	        "                    --pin-source, else the URI's pin-value or pin-source,\n"
+	        "                    else from a prompt on the terminal (a --pin-source\n"
+	        "                    is read once, and its PIN used for every token)\n"
+	        "  --pin-source SRC  read the user PIN from SRC (implies --login): file:PATH\n"
+	        "                    or a file name (chmod 600; one trailing newline is\n"
+	        "                    dropped), env:NAME (the variable's value) or fd:N (a\n"
+	        "                    line read from open descriptor N)\n"
+	        "  --json            print a JSON document for scripts\n"
+	        "  -h, --help        show this help\n"
 	        "\n"
 	        "Exit status: 0 success, 1 error (bad URI, no token matched, login\n"
 	        "failed), 2 usage error.\n");
@@ -122,6 +133,7 @@ pg_cmd_list_objects(int argc, char **argv)
 	const pg_opt table[] = {
 		{ "json", 0, PG_OPT_FLAG, &w.json, 0 },
 		{ "login", 0, PG_OPT_FLAG, &w.login, 0 },
+		PG_PIN_OPTION(&w.pins),
 	};
 	int next, status = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), usage, 0, -1,
 	                                   &next);
@@ -133,6 +145,7 @@ pg_cmd_list_objects(int argc, char **argv)
 	if (!pg_token_parse_uri(argv[next], &uri))
 		return PG_EXIT_FAIL;
 	w.uri = uri;
+	w.login = w.login || w.pins.user_source != NULL;
 	status = pg_token_open_registry(uri, &reg);
 	if (status == PG_EXIT_OK) {
 		pg_json_init(&w.out, stdout);
@@ -150,6 +163,7 @@ pg_cmd_list_objects(int argc, char **argv)
 		}
 	}
 	pg_token_close_registry(&reg);
+	pg_pins_clear(&w.pins);
 	p11glue_uri_free(uri);
 	return status;
 }

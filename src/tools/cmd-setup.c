@@ -67,7 +67,7 @@ list_targets(FILE *out, bool describe)
 {
 	for (size_t i = 0; i < N_TARGETS; i++) {
 		if (describe)
-			pg_setup_targets[i]->describe(out);
+			fputs(pg_setup_targets[i]->description, out);
 		else
 			fprintf(out, "  --%-8s %s\n", pg_setup_targets[i]->name, pg_setup_targets[i]->summary);
 	}
@@ -298,7 +298,7 @@ setup_one(const pg_setup_target *t, const setup_args *a, pg_json *json)
 		pg_message("%s: nothing was changed", t->name);
 		status = PG_EXIT_FAIL;
 		result = "failed";
-	} else if (!dry && !t->apply(&a->env, &plan)) {
+	} else if (!dry && !(t->apply ? t->apply : pg_setup_apply_edits)(&a->env, &plan)) {
 		status = PG_EXIT_FAIL;
 		result = "failed";
 	} else {

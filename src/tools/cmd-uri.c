@@ -96,6 +96,23 @@ print_json(FILE *out, const p11glue_uri *uri)
 	fputs(first ? "}\n" : "\n}\n", out);
 }
 
+/* A path attribute RFC 7512 does not define is valid, but a typo as often
+ * as not: say that such a URI matches nothing here. */
+static void
+warn_vendor_path(const p11glue_uri *uri)
+{
+	const unsigned char *value;
+	const char *name;
+	bool in_query;
+	size_t len;
+
+	for (size_t i = 0; p11glue_uri_vendor_get(uri, i, &in_query, &name, &value, &len); i++) {
+		if (!in_query)
+			pg_message("warning: '%s' is no attribute of RFC 7512 (a vendor's): a URI "
+			           "with it in the path matches nothing here", name);
+	}
+}
+
 int
 pg_cmd_uri_parse(int argc, char **argv)
 {
@@ -121,6 +138,7 @@ pg_cmd_uri_parse(int argc, char **argv)
 		              p11glue_strerror(rv), error.detail, error.offset);
 		return PG_EXIT_FAIL;
 	}
+	warn_vendor_path(uri);
 	if (json) {
 		print_json(stdout, uri);
 	} else {
@@ -160,11 +178,11 @@ build_usage(FILE *out)
 	        "  --type=public|private|cert|secret-key|data\n"
 	        "  --id=HEX            the CKA_ID as hex digits, ':' between bytes allowed\n"
 	        "  --slot-description=TEXT  --slot-manufacturer=TEXT  --slot-id=NUMBER\n"
-	        "  --vendor=x-NAME=VALUE        a vendor path attribute (repeatable)\n"
+	        "  --vendor=NAME=VALUE          a vendor path attribute (repeatable)\n"
 	        "Query attributes:\n"
 	        "  --pin-source=SOURCE  --pin-value=PIN\n"
 	        "  --module-name=NAME  --module-path=FILE\n"
-	        "  --vendor-query=x-NAME=VALUE  a vendor query attribute (repeatable)\n"
+	        "  --vendor-query=NAME=VALUE    a vendor query attribute (repeatable)\n"
 	        "\n"
 	        "  -h, --help     show this help\n"
 	        "\n"
@@ -181,14 +199,14 @@ build_vendor(p11glue_uri *uri, bool query, const char *arg)
 
 	n = eq ? (size_t)(eq - arg) : 0;
 	if (eq == NULL || n >= sizeof(name)) {
-		pg_message("--vendor%s wants x-NAME=VALUE", query ? "-query" : "");
+		pg_message("--vendor%s wants NAME=VALUE", query ? "-query" : "");
 		return PG_EXIT_FAIL;
 	}
 	memcpy(name, arg, n);
 	name[n] = 0;
 	if (p11glue_uri_set_vendor(uri, query, name, eq + 1, strlen(eq + 1)) != P11GLUE_OK) {
-		pg_message("'%s' is not a vendor attribute name (x- then letters, digits, - or _)",
-		              name);
+		pg_message("'%s' is not a vendor attribute name (letters, digits, - and _, not "
+		           "a name RFC 7512 defines)", name);
 		return PG_EXIT_FAIL;
 	}
 	return PG_EXIT_OK;

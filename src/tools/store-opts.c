@@ -7,6 +7,7 @@
 #include "store-tool.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define STORE_MODULE "p11glue-store.so"
 
@@ -47,6 +48,55 @@ pg_store_parse_uri(const char *text, p11glue_uri **uri)
 }
 
 void
+pg_store_print_report(const pg_report *r)
+{
+	for (size_t i = 0; i < r->n; i++) {
+		const pg_report_item *it = &r->items[i];
+		if (strcmp(it->what, "skipped certificate") == 0)
+			printf("certificate '%s' is on the token already: skipped\n",
+			       it->name ? it->name : "?");
+		else
+			printf("%s: %s\n", it->what, it->uri ? it->uri : "?");
+	}
+	if (r->failed)
+		pg_message("out of memory: some objects are not listed");
+}
+
+void
+pg_store_json_begin(pg_json *j, const pg_keytoken *kt)
+{
+	char *uri = pg_keytoken_uri(kt);
+
+	pg_json_init(j, stdout);
+	pg_json_begin_object(j);
+	pg_json_key(j, "token");
+	pg_json_text(j, uri ? uri : "");
+	free(uri);
+}
+
+void
+pg_store_json_uris(pg_json *j, const char *key, const pg_report *r, const char *what)
+{
+	pg_json_key(j, key);
+	pg_json_begin_array(j);
+	for (size_t i = 0; i < r->n; i++) {
+		if (strcmp(r->items[i].what, what) == 0)
+			pg_json_text(j, r->items[i].uri ? r->items[i].uri : "");
+	}
+	pg_json_end_array(j);
+}
+
+bool
+pg_store_json_end(pg_json *j, const pg_report *r)
+{
+	pg_json_end_object(j);
+	pg_json_finish(j);
+	if (r != NULL && r->failed)
+		pg_message("out of memory: some objects are not listed");
+	return r == NULL || !r->failed;
+}
+
+void
 pg_store_help_common(FILE *out, const char *heading, const char *examples)
 {
 	fprintf(out,
@@ -65,11 +115,17 @@ pg_store_help_common(FILE *out, const char *heading, const char *examples)
 	        "                  enough). It may be left out when the module has one\n"
 	        "                  token.\n"
 	        "\n"
-	        "PINs: a PIN the command logs in with comes from the URI's pin-value or\n"
-	        "pin-source (pin-source=file:/path/to/file), else from a prompt on the\n"
-	        "terminal with echo off. A *-source option takes a file name or\n"
-	        "file:/path; the file must be readable by its owner only (chmod 600),\n"
-	        "and one trailing newline is dropped.\n"
+	        "PINs: a PIN the command logs in with comes from its option\n"
+	        "(--pin-source for the user PIN, --so-pin-source for the SO PIN), else\n"
+	        "from the URI's pin-value or pin-source, else from a prompt on the\n"
+	        "terminal with echo off. A *-source option, and a URI's pin-source, take\n"
+	        "  file:PATH, PATH  a file readable by its owner only (chmod 600); one\n"
+	        "                   trailing newline is dropped\n"
+	        "  env:NAME         the value of environment variable NAME\n"
+	        "  fd:N             a line read from open descriptor N (one descriptor\n"
+	        "                   can carry several PINs, a line each)\n"
+	        "A new PIN holding a newline, a carriage return or a NUL byte is refused:\n"
+	        "nobody could type it at a prompt.\n"
 	        "\n"
 	        "Exit status: 0 success, 1 an error (no such token or object, wrong PIN,\n"
 	        "unreadable file, refused by the token), 2 a usage error.\n");

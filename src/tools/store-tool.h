@@ -35,6 +35,25 @@ int pg_store_options(int argc, char **argv, const pg_opt *table, size_t n, void 
  * prints why on failure. */
 bool pg_store_parse_uri(const char *text, p11glue_uri **uri);
 
+/* ---------------------------------------------------------------------------
+ * Output of what a command did (pg_report)
+ */
+
+/* Prints each item as "WHAT: URI" (a skipped certificate: "certificate
+ * 'NAME' is on the token already: skipped"). */
+void pg_store_print_report(const pg_report *r);
+
+/* Starts the JSON object of a command's --json output with "token": the
+ * URI of kt's token. */
+void pg_store_json_begin(pg_json *j, const pg_keytoken *kt);
+
+/* key: [ the URIs of the items of r that are what ]. */
+void pg_store_json_uris(pg_json *j, const char *key, const pg_report *r, const char *what);
+
+/* Ends the object begun by pg_store_json_begin; false (said) when the
+ * report is incomplete. */
+bool pg_store_json_end(pg_json *j, const pg_report *r);
+
 /* The end of the commands' --help: module and token selection, PIN
  * sources, exit status, then heading ("Example", "Examples") and the
  * examples' lines. */

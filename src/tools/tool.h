@@ -57,6 +57,11 @@ typedef struct {
 	{ "module", 0, PG_OPT_TEXT, &(o)->module, 0 }, \
 	{ "store", 0, PG_OPT_TEXT, &(o)->store, 0 }
 
+/* --pin-source (the user PIN) and --so-pin-source (the SO PIN) into a
+ * pg_pins. */
+#define PG_PIN_OPTION(p) { "pin-source", 0, PG_OPT_TEXT, &(p)->user_source, 0 }
+#define PG_SO_PIN_OPTION(p) { "so-pin-source", 0, PG_OPT_TEXT, &(p)->so_source, 0 }
+
 enum {
 	/* A bad option prints the help to stderr (p11-kit's `trust`) rather
 	 * than one line with a hint. */

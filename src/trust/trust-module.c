@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include "conf.h"
+#include "initargs.h"
 #include "interfaces.h"
 #include "trust-module.h"
 #include "pkcs11-calls.h"
@@ -144,27 +145,22 @@ static CK_RV
 tm_C_Initialize(CK_VOID_PTR pInitArgs)
 {
 	CK_C_INITIALIZE_ARGS *args = pInitArgs;
+	const char *reserved = NULL;
 	char *paths = NULL;
-	CK_RV rv = CKR_OK;
+	CK_RV rv = pg_check_initialize_args(args);
 
-	if (args) {
-		bool some = args->CreateMutex || args->DestroyMutex || args->LockMutex ||
-		            args->UnlockMutex;
-		bool all = args->CreateMutex && args->DestroyMutex && args->LockMutex &&
-		           args->UnlockMutex;
-		if (some && !all)
-			return CKR_ARGUMENTS_BAD;
-		/* We lock with pthreads; callbacks without OS locking cannot be honoured. */
-		if (all && !(args->flags & CKF_OS_LOCKING_OK))
-			return CKR_CANT_LOCK;
-	}
+	/* pReserved is read only from a caller known to pass a string there. */
+	if (rv == CKR_OK)
+		rv = pg_initialize_args_options(args, &reserved);
+	if (rv != CKR_OK)
+		return rv;
 	pg_lock_acquire(&pg_tm.lock);
 	if (pg_tm_ready()) {
 		rv = CKR_CRYPTOKI_ALREADY_INITIALIZED;
 		goto out;
 	}
-	if (args && args->pReserved)
-		paths = reserved_paths((const char *)args->pReserved);
+	if (reserved != NULL)
+		paths = reserved_paths(reserved);
 	if (paths == NULL)
 		paths = configured_paths();
 	if (!add_paths(paths ? paths : P11GLUE_TRUST_PATHS) || (paths == NULL && !add_defaults())) {

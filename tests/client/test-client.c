@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "config.h"
 
+#include "initargs.h"
 #include "served.h"
 #include "server.h"
 
@@ -58,11 +59,18 @@ teardown(void)
 static void
 test_addresses(void)
 {
-	CK_C_INITIALIZE_ARGS args = { .flags = CKF_OS_LOCKING_OK };
+	CK_C_INITIALIZE_ARGS args = { .flags = CKF_OS_LOCKING_OK | PG_CKF_RESERVED_STRING };
 	CK_ULONG n;
 
 	unsetenv("P11GLUE_SERVER_ADDRESS");
 	pg_assert_int_eq(cl->C_Initialize(NULL), CKR_GENERAL_ERROR);
+	/* pReserved is read only from a caller known to pass a string there. */
+	{
+		CK_C_INITIALIZE_ARGS junk = { .flags = CKF_OS_LOCKING_OK, .pReserved = (void *)1 };
+		pg_assert_int_eq(cl->C_Initialize(&junk), CKR_ARGUMENTS_BAD);
+		junk.pReserved = "remote=unix:path=/nonexistent";
+		pg_assert_int_eq(cl->C_Initialize(&junk), CKR_ARGUMENTS_BAD);
+	}
 	args.pReserved = "remote=tcp:localhost:1";
 	pg_assert_int_eq(cl->C_Initialize(&args), CKR_ARGUMENTS_BAD);
 	pg_assert_int_eq(cl->C_GetSlotList(CK_FALSE, NULL, &n), CKR_CRYPTOKI_NOT_INITIALIZED);

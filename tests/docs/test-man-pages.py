@@ -123,6 +123,14 @@ missing = sorted(v for v in values if f'`{v}`' not in trust_text)
 check(len(values) > 15 and not missing, 'p11glue-trust(1) lists every format, filter and purpose',
       ' '.join(missing))
 
+# Examples write PIN files with printf: echo's handling of backslashes and
+# of a leading -n or -e differs between shells, and a PIN is bytes.
+for page in ('p11glue.1', 'p11glue-trust.1', 'p11glue.conf.5', 'p11glue-store.8'):
+    text = open(f'{srcdir}/{page}.md', encoding='utf-8').read()
+    bad = [line.strip() for line in text.splitlines()
+           if re.search(r'\becho\b[^|;]*>[^;)]*pin', line, re.I)]
+    check(not bad, f'{page}: examples write PIN files with printf, not echo', '\n'.join(bad))
+
 # Each built page: the right title, and groff finds nothing to warn about.
 groff = shutil.which('groff')
 for page in built:

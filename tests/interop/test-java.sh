@@ -5,10 +5,17 @@
 # verifies the signatures; keytool generates a key pair and certificate
 # on the token.
 #
-# Usage: test-java.sh P11GLUE STORE_MODULE
+# With PROXY, the same keys through p11glue-proxy.so with "slot = N" in
+# the provider's configuration: SunPKCS11 then asks C_GetSlotInfo(N)
+# before any C_GetSlotList, so N must be valid from C_Initialize on (and
+# the same N in every process).
+#
+# Usage: test-java.sh P11GLUE STORE_MODULE [PROXY]
 set -u
 p11glue=$(realpath -e "$1") || exit 1
 store=$(realpath -e "$2") || exit 1
+proxy=
+[ $# -ge 3 ] && { proxy=$(realpath -e "$3") || exit 1; }
 . "$(dirname "$0")/common.sh"
 need java javac keytool openssl
 # A sanitizer runtime preloaded into the JVM does not survive it.
@@ -74,6 +81,54 @@ for t in ec rsa; do
 	run openssl dgst -sha256 -verify "$tmp/$t.pub" -signature "$tmp/$t.sig" "$tmp/data"
 	has "... openssl verifies it with the certificate's key" "$out" "Verified OK"
 done
+
+# Through the proxy, by slot ID. The registry holds OpenSC (no card, no
+# slot) and SoftHSM2 around the store, so the store's token is neither
+# the first slot nor slot 0 of the proxy; pkcs11-tool, another process,
+# says which ID it has.
+if [ -n "$proxy" ] && command -v pkcs11-tool >/dev/null; then
+	export P11GLUE_CONFIG=$tmp/registry
+	mkdir -p "$P11GLUE_CONFIG/modules" "$tmp/softhsm"
+	printf 'module: %s\n' "$store" >"$P11GLUE_CONFIG/modules/p11glue-store.module"
+	for lib in /usr/lib/*-linux-gnu/pkcs11/opensc-pkcs11.so; do
+		[ -f "$lib" ] && printf 'module: %s\n' "$lib" >"$P11GLUE_CONFIG/modules/opensc-pkcs11.module"
+	done
+	for lib in /usr/lib/*-linux-gnu/softhsm/libsofthsm2.so; do
+		[ -f "$lib" ] && printf 'module: %s\n' "$lib" >"$P11GLUE_CONFIG/modules/softhsm2.module"
+	done
+	printf 'directories.tokendir = %s\n' "$tmp/softhsm" >"$tmp/softhsm2.conf"
+	export SOFTHSM2_CONF=$tmp/softhsm2.conf
+	run bound pkcs11-tool --module "$proxy" -L
+	ran "pkcs11-tool -L through the proxy"
+	# "Slot 1 (0x100): ..." then the slot's lines; the one whose token is "test".
+	slot=$(printf '%s\n' "$out" | awk '
+		/^Slot / { id = $3; gsub(/[():]/, "", id) }
+		/token label *: test$/ { print id; exit }')
+	[ -n "$slot" ] && slot=$((slot))
+	if [ -n "$slot" ] && [ "$slot" != 0 ]; then
+		ok "the store's token has proxy slot $slot"
+	else
+		not_ok "the store's token has a proxy slot other than 0" "slot: '$slot'" "$out"
+	fi
+	printf 'name = p11glue-proxy\nlibrary = %s\nslot = %s\n' "$proxy" "${slot:-0}" >"$tmp/proxy.cfg"
+	pks=(-storetype PKCS11 -providerClass sun.security.pkcs11.SunPKCS11 -providerArg "$tmp/proxy.cfg")
+	run bound keytool -list "${pks[@]}" -storepass "$pin"
+	ran "keytool -list through the proxy with slot = $slot"
+	has "... shows the EC key entry" "$out" "*java-ec, PrivateKeyEntry*"
+	has "... and the RSA one" "$out" "*java-rsa, PrivateKeyEntry*"
+	for t in ec rsa; do
+		if [ "$t" = ec ]; then algo=SHA256withECDSA; else algo=SHA256withRSA; fi
+		rm -f "$tmp/$t-proxy.sig"
+		run bound java -cp "$tmp/java" Sign "$tmp/proxy.cfg" "$pin" "java-$t" "$algo" "$tmp/data" \
+			"$tmp/$t-proxy.sig"
+		ran "Java signs with $algo through the proxy with slot = $slot"
+		run openssl dgst -sha256 -verify "$tmp/$t.pub" -signature "$tmp/$t-proxy.sig" "$tmp/data"
+		has "... openssl verifies it" "$out" "Verified OK"
+	done
+	unset P11GLUE_CONFIG SOFTHSM2_CONF
+else
+	skip "Java through the proxy with slot = N" "no proxy module or no pkcs11-tool"
+fi
 
 # keytool making a key pair and a self-signed certificate on the token.
 run bound keytool -genkeypair "${ks[@]}" -storepass "$pin" -alias java-made -keyalg EC \

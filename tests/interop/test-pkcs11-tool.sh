@@ -55,6 +55,8 @@ run user --keygen --key-type AES:32 --id 10 --label aes
 ran "--keygen AES:32"
 run user --keygen --key-type AES:32 --id 11 --label payload --extractable
 ran "--keygen AES:32 --extractable"
+run user --keygen --key-type AES:32 --id 14 --label kek --usage-wrap
+ran "--keygen AES:32 --usage-wrap (a key that wraps does not decrypt: p11glue-store(8))"
 run tool --token-label t1 --list-objects
 has "without login only public objects are listed" "$out" "*Public Key Object*"
 lacks "... no private key" "$out" "*Private Key Object*"
@@ -158,10 +160,10 @@ cmp -s "$tmp/secret" "$tmp/secret.dec2" && ok "... gives the secret back" || not
 
 # ---------------------------------------------------------------------------
 # Wrapping and unwrapping (AES key wrap, RFC 3394)
-run user --wrap -m AES-KEY-WRAP --id 10 --application-id 11 -o "$tmp/wrapped"
+run user --wrap -m AES-KEY-WRAP --id 14 --application-id 11 -o "$tmp/wrapped"
 ran "--wrap AES-KEY-WRAP"
 same "... a 32-byte key wraps to 40 bytes" "$(stat -c %s "$tmp/wrapped")" 40
-run user --unwrap -m AES-KEY-WRAP --id 10 -i "$tmp/wrapped" --key-type AES: \
+run user --unwrap -m AES-KEY-WRAP --id 14 -i "$tmp/wrapped" --key-type AES: \
 	--application-id 12 --application-label unwrapped --extractable
 ran "--unwrap AES-KEY-WRAP"
 # Both keys are sensitive: compare what they encrypt.
@@ -174,9 +176,9 @@ else
 	not_ok "... the unwrapped key is the wrapped one" "$(od -An -tx1 "$tmp/probe.11" | head -1)" "$(od -An -tx1 "$tmp/probe.12" | head -1)"
 fi
 head -c 40 /dev/urandom >"$tmp/garbage"
-run user --unwrap -m AES-KEY-WRAP --id 10 -i "$tmp/garbage" --key-type AES: --application-id 13
+run user --unwrap -m AES-KEY-WRAP --id 14 -i "$tmp/garbage" --key-type AES: --application-id 13
 failed_run "--unwrap of random bytes fails the integrity check"
-run user --wrap -m AES-KEY-WRAP --id 10 --application-id 10 -o "$tmp/wrapped2"
+run user --wrap -m AES-KEY-WRAP --id 14 --application-id 10 -o "$tmp/wrapped2"
 failed_run "--wrap of a non-extractable key is refused"
 
 # ---------------------------------------------------------------------------

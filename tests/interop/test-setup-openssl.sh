@@ -68,6 +68,12 @@ run openssl dgst -sha256 -verify "$tmp/signer.pem" -signature "$tmp/doc.sig" "$t
 has "... plain openssl verifies the signature" "$out" "Verified OK"
 sign /dev/null "$tmp/doc2.sig"
 if [ "$rc" != 0 ] && [ ! -s "$tmp/doc2.sig" ]; then ok "... without it the engine has no module"; else not_ok "without the configuration openssl signed anyway"; fi
+run cli status --openssl
+lacks "status: no warning while the token has no Ed25519 key" "$out" "*warning:*"
+run cli generate-keypair --type ed25519 --label edwards "pkcs11:token=setup?pin-source=$tmp/pin"
+run cli status --openssl
+has "status warns of a token the engine cannot list (an Ed25519 key)" "$out" \
+	"openssl: configured*warning: token 'setup' holds an Ed25519 or Ed448 key: the engine (libp11 0.4.12) lists none of that token's private keys*"
 
 run cli setup --openssl --undo
 status "undo" 0

@@ -109,6 +109,15 @@ case('a source file over the line limit fails',
 case('a folder without a row in the map fails',
      {'src/stray/x.c': '\n'},
      'src/stray/: folder has no row in the map')
+case('two files calling each other\'s functions fail',
+     {'src/low/a.c': 'void\npg_a(void)\n{\n\tpg_b();\n}\n',
+      'src/low/b.c': 'void\npg_b(void)\n{\n}\n\nvoid\npg_c(void)\n{\n\tpg_a();\n}\n'},
+     'call cycle: src/low/a.c <-> src/low/b.c')
+case('a ring of three files fails',
+     {'src/low/a.c': 'void\npg_a(void)\n{\n\tpg_b();\n}\n',
+      'src/low/b.c': 'void\npg_b(void)\n{\n\tpg_c();\n}\n',
+      'src/low/c.c': 'void\npg_c(void)\n{\n\tpg_a();\n}\n'},
+     'call cycle: src/low/a.c <-> src/low/b.c <-> src/low/c.c')
 case('a cycle in the map fails',
      {}, 'map: cycle',
      design=MAP.replace('| `src/low/` | the bottom | — |',

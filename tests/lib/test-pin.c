@@ -153,6 +153,123 @@ test_file_exactly_4096(void)
 	p11glue_pin_free(pin);
 }
 
+static int
+resolve_trusted(const char *source, p11glue_pin **pin, char **error)
+{
+	p11glue_uri *uri = uri_with_source(source);
+	int rv = p11glue_pin_resolve(uri, "PIN for test", P11GLUE_PIN_TRUSTED_URI, pin, error);
+
+	p11glue_uri_free(uri);
+	return rv;
+}
+
+static void
+assert_trusted_refused(const char *source, const char *reason)
+{
+	p11glue_pin *pin = (p11glue_pin *)1;
+	char *error = NULL;
+
+	pg_assert_int_eq(resolve_trusted(source, &pin, &error), P11GLUE_ERR_PIN_SOURCE);
+	pg_assert_null(pin);
+	pg_assert_not_null(error);
+	if (strstr(error, reason) == NULL)
+		pg_test_fail(__FILE__, __LINE__, "error \"%s\" lacks \"%s\"", error, reason);
+	free(error);
+}
+
+/* env:NAME, only for a URI of the program's own user. */
+static void
+test_env_source(void)
+{
+	p11glue_pin *pin;
+
+	pg_assert_int_eq(setenv("PG_TEST_PIN", "12 34\n", 1), 0);
+	pg_assert_int_eq(resolve_trusted("env:PG_TEST_PIN", &pin, NULL), P11GLUE_OK);
+	/* The value as it is: nothing dropped. */
+	assert_pin(pin, "12 34\n", 6);
+	p11glue_pin_free(pin);
+	pg_assert_int_eq(setenv("PG_TEST_PIN", "", 1), 0);
+	pg_assert_int_eq(resolve_trusted("env:PG_TEST_PIN", &pin, NULL), P11GLUE_OK);
+	assert_pin(pin, "", 0);
+	p11glue_pin_free(pin);
+	unsetenv("PG_TEST_PIN");
+	assert_trusted_refused("env:PG_TEST_PIN", "not set");
+	assert_trusted_refused("env:", "not a variable name");
+	assert_trusted_refused("env:A=B", "not a variable name");
+	/* Without the caller's word, a URI cannot read the environment. */
+	pg_assert_int_eq(setenv("PG_TEST_PIN", "1234", 1), 0);
+	assert_refused("env:PG_TEST_PIN", "unknown PIN source");
+	unsetenv("PG_TEST_PIN");
+}
+
+/* fd:N: a line at a time, so one pipe carries two PINs. */
+static void
+test_fd_source(void)
+{
+	static const char data[] = "first\r\nsecond\nthird";
+	char source[32];
+	p11glue_pin *pin;
+	int fds[2];
+
+	pg_assert_int_eq(pipe(fds), 0);
+	pg_assert_int_eq(write(fds[1], data, sizeof(data) - 1), (long long)sizeof(data) - 1);
+	close(fds[1]);
+	snprintf(source, sizeof(source), "fd:%d", fds[0]);
+	pg_assert_int_eq(resolve_trusted(source, &pin, NULL), P11GLUE_OK);
+	assert_pin(pin, "first", 5);
+	p11glue_pin_free(pin);
+	pg_assert_int_eq(resolve_trusted(source, &pin, NULL), P11GLUE_OK);
+	assert_pin(pin, "second", 6);
+	p11glue_pin_free(pin);
+	/* The last one ends with the input. */
+	pg_assert_int_eq(resolve_trusted(source, &pin, NULL), P11GLUE_OK);
+	assert_pin(pin, "third", 5);
+	p11glue_pin_free(pin);
+	/* Nothing left: an error, never an empty PIN that costs a try. */
+	assert_trusted_refused(source, "nothing to read");
+	close(fds[0]);
+	assert_trusted_refused(source, "not an open descriptor");
+	assert_trusted_refused("fd:", "not a descriptor number");
+	assert_trusted_refused("fd:-1", "not a descriptor number");
+	assert_trusted_refused("fd:99999999999", "not a descriptor number");
+	assert_refused("fd:0", "unknown PIN source");
+}
+
+/* An empty line is an empty PIN; more than 4096 bytes are refused. */
+static void
+test_fd_limits(void)
+{
+	char big[4200], source[32];
+	p11glue_pin *pin;
+	int fds[2];
+
+	pg_assert_int_eq(pipe(fds), 0);
+	pg_assert_int_eq(write(fds[1], "\n", 1), 1);
+	snprintf(source, sizeof(source), "fd:%d", fds[0]);
+	pg_assert_int_eq(resolve_trusted(source, &pin, NULL), P11GLUE_OK);
+	assert_pin(pin, "", 0);
+	p11glue_pin_free(pin);
+	memset(big, '7', sizeof(big));
+	pg_assert_int_eq(write(fds[1], big, sizeof(big)), (long long)sizeof(big));
+	close(fds[1]);
+	assert_trusted_refused(source, "longer than 4096 bytes");
+	close(fds[0]);
+}
+
+/* A terminal would echo the PIN: refused (when the test has one). */
+static void
+test_fd_terminal(void)
+{
+	char source[32];
+	int fd = open("/dev/tty", O_RDWR | O_NOCTTY);
+
+	if (fd < 0)
+		pg_test_skip("no terminal");
+	snprintf(source, sizeof(source), "fd:%d", fd);
+	assert_trusted_refused(source, "terminal");
+	close(fd);
+}
+
 static int calls;
 
 static int
@@ -244,6 +361,10 @@ main(int argc, char **argv)
 	pg_test("pin/file-sources", test_file_sources);
 	pg_test("pin/file-refusals", test_file_refusals);
 	pg_test("pin/file-4096", test_file_exactly_4096);
+	pg_test("pin/env-source", test_env_source);
+	pg_test("pin/fd-source", test_fd_source);
+	pg_test("pin/fd-limits", test_fd_limits);
+	pg_test("pin/fd-terminal", test_fd_terminal);
 	pg_test("pin/callbacks", test_callbacks);
 	pg_test("pin/none", test_no_pin);
 	pg_test("pin/prompt-without-terminal", test_prompt_without_terminal);

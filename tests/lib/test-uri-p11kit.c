@@ -4,8 +4,22 @@
  * canonical output to the same attributes we decoded.
  *
  * Intended differences, each asserted below:
- * - Vendor path attributes (x-...): RFC 7512 allows them and p11glue keeps
- *   them; p11-kit 0.24 marks a URI carrying one as unrecognized.
+ * - Vendor path attributes (any name RFC 7512's grammar allows that is no
+ *   standard one): p11glue keeps them and such a URI matches nothing;
+ *   p11-kit 0.24 drops them and marks the URI unrecognized (which also
+ *   matches nothing).
+ * - A value longer than its fixed-size field (a 33-byte token label):
+ *   p11glue keeps it (a valid URI that matches nothing); p11-kit drops it
+ *   and marks the URI unrecognized.
+ * - Lenient parsing removes tabs with the other white space (RFC 3986
+ *   Appendix C); p11-kit keeps a tab as a raw byte (test_tab).
+ * - Upper-case letters in a vendor query attribute's name: RFC 7512's
+ *   ALPHA has them and p11glue takes them; p11-kit 0.24 rejects the URI
+ *   (test_upper_case_query_name).
+ * - Draft names in the path (pin-value, pin-source, pinfile, object-type,
+ *   objecttype): p11-kit always takes them for the attribute; p11glue
+ *   does when lenient, and strictly they are vendor path attributes, as
+ *   the grammar says (test_draft_names_strict).
  * - Values with a NUL byte cannot be compared for the query attributes and
  *   fixed-size fields, which p11-kit holds as C strings / zero-filled
  *   structures; generated values avoid NUL there.
@@ -14,7 +28,10 @@
  *   version and drops the slot-id; p11glue keeps both (asserted in
  *   test_sentinels below). Generated values stay below them.
  * - Lenient inputs: p11glue's lenient mode and p11-kit agree on every line
- *   of the lenient corpus (white space, raw bytes, repeats, secretkey).
+ *   of the lenient corpus (white space anywhere, raw bytes, repeats,
+ *   secretkey, draft names), and on which names from drafts of RFC 7512
+ *   stand for which attribute (test_draft_names asks p11-kit about each
+ *   candidate, in the path and in the query).
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -48,11 +65,28 @@ is_padded_field(int f)
 	}
 }
 
+/* The size of a fixed-size PKCS#11 field, or 0. */
+static size_t
+field_size(int f)
+{
+	switch (f) {
+	case P11GLUE_URI_TOKEN: case P11GLUE_URI_MANUFACTURER: case P11GLUE_URI_LIBRARY_MANUFACTURER:
+	case P11GLUE_URI_LIBRARY_DESCRIPTION: case P11GLUE_URI_SLOT_MANUFACTURER:
+		return 32;
+	case P11GLUE_URI_SERIAL: case P11GLUE_URI_MODEL:
+		return 16;
+	case P11GLUE_URI_SLOT_DESCRIPTION:
+		return 64;
+	default:
+		return 0;
+	}
+}
+
 /* Compares our decoded URI with p11-kit's view; fails the case on a difference. */
 static void
 compare(const char *what, const p11glue_uri *ours, const ref_uri *ref)
 {
-	bool has_path_vendor = false;
+	bool has_path_vendor = false, oversized = false;
 
 	if (ref->result != 0)
 		pg_test_fail(__FILE__, __LINE__, "p11-kit rejects %s (%d)", what, ref->result);
@@ -62,9 +96,18 @@ compare(const char *what, const p11glue_uri *ours, const ref_uri *ref)
 		p11glue_uri_vendor_get(ours, i, &q, &name, NULL, NULL);
 		has_path_vendor |= !q;
 	}
-	/* Intended difference: p11-kit does not know vendor path attributes. */
-	if (has_path_vendor) {
-		pg_assert(ref->unrecognized);
+	for (int f = 0; f < P11GLUE_URI_N_FIELDS; f++) {
+		size_t len;
+		if (p11glue_uri_get(ours, (p11glue_uri_field)f, &len) && field_size(f) &&
+		    len > field_size(f))
+			oversized = true;
+	}
+	/* Intended differences: p11-kit does not keep vendor path attributes
+	 * or values longer than their field; it marks the URI unrecognized. */
+	if (has_path_vendor || oversized) {
+		if (!ref->unrecognized)
+			pg_test_fail(__FILE__, __LINE__, "%s: p11-kit does not mark it unrecognized",
+			             what);
 		return;
 	}
 	pg_assert_int_eq(ref->unrecognized, p11glue_uri_is_unrecognized(ours));
@@ -199,7 +242,8 @@ test_generated(void)
 				snprintf(num, sizeof(num), "%u", rng(4000000000u));
 				break;
 			default:
-				len = rng((unsigned)max_len[f] + 1);
+				/* Fixed-size fields now and then longer than the field. */
+				len = rng((unsigned)max_len[f] + (field_size(f) ? 4 : 1));
 				/* No NUL: p11-kit holds these as C strings or zero-filled fields. */
 				for (size_t i = 0; i < len; i++)
 					value[i] = (unsigned char)(rng(3) ? 0x20 + rng(0x5f) : 1 + rng(255));
@@ -212,7 +256,10 @@ test_generated(void)
 			pg_assert_int_eq(p11glue_uri_set(uri, f, num, strlen(num), NULL), 0);
 		}
 		if (rng(3) == 0)
-			pg_assert_int_eq(p11glue_uri_set_vendor(uri, true, "x-q", "a/b:c=d", 7), 0);
+			pg_assert_int_eq(p11glue_uri_set_vendor(uri, true, rng(2) ? "x-q" : "vendor_q9",
+			                                        "a/b:c=d", 7), 0);
+		if (rng(8) == 0)
+			pg_assert_int_eq(p11glue_uri_set_vendor(uri, false, "vendor-aaa", "v", 1), 0);
 		text = p11glue_uri_format(uri);
 		pg_assert_not_null(text);
 		check_canonical(text);
@@ -242,6 +289,91 @@ test_sentinels(void)
 	ref_p11kit_parse("pkcs11:slot-id=18446744073709551615", NULL, 0, &ref);
 	pg_assert_int_eq(ref.result, 0);
 	pg_assert(!ref.has[REF_SLOT_ID]);
+}
+
+/* Lenient parsing removes tabs; p11-kit keeps them as raw bytes. */
+static void
+test_tab(void)
+{
+	p11glue_uri *uri;
+	ref_uri ref;
+
+	pg_assert_int_eq(p11glue_uri_parse("pkcs11:object=x%20y\tz", P11GLUE_URI_LENIENT, &uri, NULL),
+	                 P11GLUE_OK);
+	pg_assert_mem_eq(p11glue_uri_get(uri, P11GLUE_URI_OBJECT, NULL), 4, "x yz", 4);
+	p11glue_uri_free(uri);
+	ref_p11kit_parse("pkcs11:object=x%20y\tz", NULL, 0, &ref);
+	pg_assert_int_eq(ref.result, 0);
+	pg_assert_mem_eq(ref.value[REF_OBJECT], ref.len[REF_OBJECT], "x y\tz", 5);
+}
+
+static void
+test_upper_case_query_name(void)
+{
+	p11glue_uri *uri;
+	ref_uri ref;
+
+	pg_assert_int_eq(p11glue_uri_parse("pkcs11:?vendor_Q9=1", 0, &uri, NULL), P11GLUE_OK);
+	pg_assert_not_null(p11glue_uri_vendor_find(uri, true, "vendor_Q9", NULL));
+	p11glue_uri_free(uri);
+	ref_p11kit_parse("pkcs11:?vendor_Q9=1", NULL, 0, &ref);
+	pg_assert(ref.result != 0);
+}
+
+static void
+test_draft_names_strict(void)
+{
+	p11glue_uri *uri;
+	ref_uri ref;
+
+	pg_assert_int_eq(p11glue_uri_parse("pkcs11:token=a;pin-value=1", 0, &uri, NULL), P11GLUE_OK);
+	pg_assert_null(p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL));
+	pg_assert_not_null(p11glue_uri_vendor_find(uri, false, "pin-value", NULL));
+	p11glue_uri_free(uri);
+	ref_p11kit_parse("pkcs11:token=a;pin-value=1", NULL, 0, &ref);
+	pg_assert_int_eq(ref.result, 0);
+	pg_assert(ref.has[REF_PIN_VALUE]);
+}
+
+/*
+ * Which names stand for an attribute when parsing leniently is decided by
+ * p11-kit: each candidate (names from drafts of RFC 7512, from p11-kit's
+ * history, and near misses), in the path and in the query, with a value
+ * each kind of attribute takes, must decode as p11-kit decodes it.
+ */
+static void
+test_draft_names(void)
+{
+	static const char *const names[] = {
+		"object-type", "objecttype", "object_type", "type", "class", "object-class",
+		"label", "object-label", "object", "pin-source", "pinfile", "pin-file", "pin",
+		"pin-value", "pinvalue", "module-name", "module-path", "library-version",
+		"libraryversion", "slot-id", "slotid", "slot-description", "token-label",
+		"serial-number", "manufacturer-id", "id", "object-id", "token", "model",
+	};
+	static const char *const values[] = { "cert", "1", "secretkey" };
+	char text[128];
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		for (int query = 0; query < 2; query++) {
+			for (size_t v = 0; v < sizeof(values) / sizeof(values[0]); v++) {
+				p11glue_uri *uri;
+				ref_uri ref;
+				snprintf(text, sizeof(text), "pkcs11:%s%s=%s", query ? "?" : "", names[i],
+				         values[v]);
+				ref_p11kit_parse(text, NULL, 0, &ref);
+				/* Values an attribute cannot hold fail both, or neither. */
+				if (p11glue_uri_parse(text, P11GLUE_URI_LENIENT, &uri, NULL) != P11GLUE_OK) {
+					if (ref.result == 0)
+						pg_test_fail(__FILE__, __LINE__, "%s: p11-kit takes it, p11glue not",
+						             text);
+					continue;
+				}
+				compare(text, uri, &ref);
+				p11glue_uri_free(uri);
+			}
+		}
+	}
 }
 
 /* Reads non-empty, non-comment lines; the strings live for the whole run. */
@@ -286,5 +418,9 @@ main(int argc, char **argv)
 	add_lines(lenient, "lenient", test_lenient_line);
 	pg_test("generated/3000-uris", test_generated);
 	pg_test("intended/not-set-sentinels", test_sentinels);
+	pg_test("intended/tab", test_tab);
+	pg_test("intended/upper-case-query-name", test_upper_case_query_name);
+	pg_test("intended/draft-names-strict", test_draft_names_strict);
+	pg_test("lenient/draft-names", test_draft_names);
 	return pg_test_run(1, argv);
 }

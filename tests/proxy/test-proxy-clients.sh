@@ -240,6 +240,50 @@ else
 fi
 
 # ---------------------------------------------------------------------------
+# A module file that is not a configuration file (one word, no "module:")
+# next to the good ones: clients keep working, and the file is reported
+# once on stderr, by name.
+printf 'nokey\n' >"$tmp/conf/modules/bad.module"
+count_bad() { printf '%s\n' "$1" | grep -c "$tmp/conf/modules/bad.module"; }
+run tool -L
+ran "pkcs11-tool -L with a bad module file"
+has "... lists SoftHSM's token" "$out" "*token label*: t1*"
+same_count() {
+	if [ "$2" = "$3" ]; then ok "$1"; else not_ok "$1" "got $2, want $3" "stderr: $err"; fi
+}
+same_count "... and names the bad file once on stderr" "$(count_bad "$err")" 1
+if command -v ssh-keygen >/dev/null; then
+	run client ssh-keygen -D "$proxy"
+	ran "ssh-keygen -D with a bad module file"
+	# (The certificate written for NSS shows up as a key too.)
+	got=$(printf '%s\n' "$out" | grep '^ecdsa-sha2-nistp256 ' | cut -d' ' -f1-2)
+	if [ -n "$want" ] && grep -qxF "$want" <<<"$got"; then
+		ok "... prints the token's public key"
+	else
+		not_ok "... prints the token's public key" "got:  $got" "want: $want"
+	fi
+	same_count "... and names the bad file once on stderr" "$(count_bad "$err")" 1
+else
+	for t in "ssh-keygen -D" "key" "stderr"; do skip "bad module file: $t" "ssh-keygen is not installed"; done
+fi
+rm "$tmp/conf/modules/bad.module"
+
+# A registered module that cannot initialize for this user (SoftHSM
+# without its configuration file): a program loading the proxy says
+# nothing about it on every start; `p11glue status -v` names it, once.
+run client env SOFTHSM2_CONF="$tmp/no-such.conf" pkcs11-tool --module "$proxy" -I
+has "pkcs11-tool -I with a module that cannot initialize: the proxy loads" "$out" "*Library*p11glue proxy module*"
+lacks "... says nothing about that module on stderr" "$err" "*softhsm2*"
+p11glue_tool=$(dirname "$proxy")/../tools/p11glue
+if [ -x "$p11glue_tool" ]; then
+	run env SOFTHSM2_CONF="$tmp/no-such.conf" "$p11glue_tool" status --modules -v
+	has "... p11glue status -v names it and why" "$out" \
+		"*registered: softhsm2: *(cannot be used: C_Initialize failed: CKR_*"
+else
+	skip "... p11glue status -v names it and why" "the p11glue command is not built beside the proxy"
+fi
+
+# ---------------------------------------------------------------------------
 # enable-in / disable-in, with the proxy's names: p11glue-proxy and, for
 # files written for p11-kit, p11-kit-proxy. SoftHSM then shows up or not.
 softhsm_slots() {

@@ -11,6 +11,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -381,6 +382,253 @@ test_failing_modules(void)
 	                 CKR_CRYPTOKI_NOT_INITIALIZED);
 }
 
+/* The slot IDs and descriptions of a fresh process that initializes the
+ * proxy and lists its slots (a child forked before this one initialized,
+ * so it shares nothing of it). */
+static CK_ULONG
+slots_of_fresh_process(CK_SLOT_ID *ids, CK_UTF8CHAR (*descriptions)[64], CK_ULONG cap)
+{
+	int fds[2], status;
+	CK_ULONG n = 0;
+	pid_t child;
+
+	pg_assert_int_eq(pipe(fds), 0);
+	child = fork();
+	if (child == 0) {
+		CK_SLOT_INFO info;
+		CK_ULONG count = cap;
+		close(fds[0]);
+		if (px->C_Initialize(NULL) != CKR_OK ||
+		    px->C_GetSlotList(CK_FALSE, ids, &count) != CKR_OK)
+			_exit(1);
+		for (CK_ULONG i = 0; i < count; i++) {
+			if (px->C_GetSlotInfo(ids[i], &info) != CKR_OK ||
+			    write(fds[1], &ids[i], sizeof(ids[i])) != sizeof(ids[i]) ||
+			    write(fds[1], info.slotDescription, 64) != 64)
+				_exit(2);
+		}
+		_exit(0);
+	}
+	close(fds[1]);
+	while (n < cap && read(fds[0], &ids[n], sizeof(ids[n])) == sizeof(ids[n]) &&
+	       read(fds[0], descriptions[n], 64) == 64)
+		n++;
+	close(fds[0]);
+	pg_assert_int_eq(waitpid(child, &status, 0), child);
+	pg_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	return n;
+}
+
+/* Java's SunPKCS11 with "slot = N" calls C_GetSlotInfo(N) before any
+ * C_GetSlotList: an ID that another process listed is valid right
+ * after C_Initialize, and names the same slot. */
+static void
+test_slot_ids_valid_from_initialize(void)
+{
+	CK_UTF8CHAR descriptions[8][64];
+	CK_SLOT_ID ids[8];
+	CK_SLOT_INFO info;
+	CK_ULONG n = slots_of_fresh_process(ids, descriptions, 8);
+
+	pg_assert_int_eq(n, 1);
+	pg_assert_int_eq(px->C_Initialize(NULL), CKR_OK);
+	pg_assert_int_eq(px->C_GetSlotInfo(ids[0], &info), CKR_OK);
+	pg_assert_mem_eq(info.slotDescription, 64, descriptions[0], 64);
+	pg_assert_int_eq(px->C_GetSlotInfo(ids[0] + 1, &info), CKR_SLOT_ID_INVALID);
+	pg_assert_int_eq(px->C_Finalize(NULL), CKR_OK);
+}
+
+/* An ID names the same module's slot for the life of the process, across
+ * C_Finalize and C_Initialize, and is invalid while its module is not
+ * loaded, never another slot. */
+static void
+test_slot_ids_stable_for_process(void)
+{
+	CK_SLOT_ID first[8], again[8];
+	CK_SLOT_INFO info, want;
+	CK_ULONG n;
+
+	pg_assert_int_eq(px->C_Initialize(NULL), CKR_OK);
+	n = slot_list(CK_FALSE, first, 8);
+	pg_assert_int_eq(n, 1);
+	pg_assert_int_eq(px->C_GetSlotInfo(first[0], &want), CKR_OK);
+	pg_assert_int_eq(px->C_Finalize(NULL), CKR_OK);
+	/* Without listing: the same ID, the same slot. */
+	pg_assert_int_eq(px->C_Initialize(NULL), CKR_OK);
+	pg_assert_int_eq(px->C_GetSlotInfo(first[0], &info), CKR_OK);
+	pg_assert_mem_eq(info.slotDescription, 64, want.slotDescription, 64);
+	pg_assert_int_eq(px->C_Finalize(NULL), CKR_OK);
+	/* SoftHSM left out of the proxy: its ID is no slot. */
+	add_module("softhsm2", "module: %s\ndisable-in: p11glue-proxy\n", softhsm);
+	pg_assert_int_eq(px->C_Initialize(NULL), CKR_OK);
+	pg_assert_int_eq(px->C_GetSlotInfo(first[0], &info), CKR_SLOT_ID_INVALID);
+	pg_assert_int_eq(slot_list(CK_FALSE, again, 8), 0);
+	pg_assert_int_eq(px->C_Finalize(NULL), CKR_OK);
+	/* Back again: the same ID. */
+	add_module("softhsm2", "module: %s\n", softhsm);
+	pg_assert_int_eq(px->C_Initialize(NULL), CKR_OK);
+	pg_assert_int_eq(slot_list(CK_FALSE, again, 8), 1);
+	pg_assert_ulong_eq(again[0], first[0]);
+	pg_assert_int_eq(px->C_GetSlotInfo(first[0], &info), CKR_OK);
+	pg_assert_mem_eq(info.slotDescription, 64, want.slotDescription, 64);
+	pg_assert_int_eq(px->C_Finalize(NULL), CKR_OK);
+}
+
+/* Runs func with stderr going to DIR/stderr.txt; returns what it wrote
+ * (static storage). */
+static const char *
+capture_stderr(void (*func)(void))
+{
+	static char text[65536];
+	char path[2048];
+	int fd, saved;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/stderr.txt", pg_test_tmpdir());
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	pg_assert(fd >= 0);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	func();
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	text[n > 0 ? n : 0] = 0;
+	return text;
+}
+
+static int
+count_lines_with(const char *text, const char *word)
+{
+	int count = 0;
+
+	while (*text) {
+		size_t len = strcspn(text, "\n");
+		if (memmem(text, len, word, strlen(word)) != NULL)
+			count++;
+		text += len + (text[len] == '\n');
+	}
+	return count;
+}
+
+static void
+initialize_three_times(void)
+{
+	CK_SLOT_ID slots[8];
+
+	for (int i = 0; i < 3; i++) {
+		pg_assert_int_eq(px->C_Initialize(NULL), CKR_OK);
+		pg_assert_int_eq(slot_list(CK_FALSE, slots, 8), 1);
+		pg_assert_int_eq(px->C_Finalize(NULL), CKR_OK);
+	}
+}
+
+/* A broken module file is reported once per process, however often the
+ * application initializes the proxy, and the other modules work. */
+static void
+test_bad_file_reported_once(void)
+{
+	char path[2048];
+	const char *err;
+
+	add_module("bad", "nokey\n");
+	add_module("gone", "module: /nonexistent/gone.so\n");
+	err = capture_stderr(initialize_three_times);
+	snprintf(path, sizeof(path), "%s/modules/bad.module", confdir);
+	if (count_lines_with(err, path) != 1 || count_lines_with(err, "gone.so") != 1)
+		pg_test_fail(__FILE__, __LINE__, "want each problem once, stderr:\n%s", err);
+}
+
+static void
+initialize_and_list(void)
+{
+	CK_SLOT_ID slots[8];
+
+	pg_assert_int_eq(px->C_Initialize(NULL), CKR_OK);
+	slot_list(CK_FALSE, slots, 8);
+	pg_assert_int_eq(px->C_Finalize(NULL), CKR_OK);
+}
+
+#define LOG_SO_PIN "so-Zq8xWv"
+#define LOG_USER_PIN "us-K3vwPj"
+
+/* Login, key generation, signing: calls whose arguments include PINs. */
+static void
+logged_session(void)
+{
+	static const unsigned char p256[] = { 0x06, 0x08, 0x2a, 0x86, 0x48, 0xce, 0x3d, 0x03, 0x01, 0x07 };
+	CK_MECHANISM gen = { CKM_EC_KEY_PAIR_GEN, NULL, 0 }, sign = { CKM_ECDSA, NULL, 0 };
+	CK_BBOOL yes = CK_TRUE;
+	CK_ATTRIBUTE pub_tmpl[] = { { CKA_EC_PARAMS, (void *)p256, sizeof(p256) } };
+	CK_ATTRIBUTE priv_tmpl[] = { { CKA_SIGN, &yes, sizeof(yes) } };
+	unsigned char hash[32] = { 1 }, sig[128];
+	CK_ULONG n = 8, len = sizeof(sig);
+	CK_OBJECT_HANDLE pub, priv;
+	CK_UTF8CHAR label[32];
+	CK_SLOT_ID slots[8];
+	CK_SESSION_HANDLE s;
+
+	pg_assert_int_eq(px->C_Initialize(NULL), CKR_OK);
+	pg_assert_int_eq(px->C_GetSlotList(CK_FALSE, slots, &n), CKR_OK);
+	pg_assert_int_eq(n, 1);
+	memset(label, ' ', sizeof(label));
+	memcpy(label, "logged", 6);
+	pg_assert_int_eq(px->C_InitToken(slots[0], (CK_UTF8CHAR_PTR)LOG_SO_PIN,
+	                                 strlen(LOG_SO_PIN), label), CKR_OK);
+	n = 8;
+	pg_assert_int_eq(px->C_GetSlotList(CK_TRUE, slots, &n), CKR_OK);
+	pg_assert_int_eq(px->C_OpenSession(slots[0], CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL,
+	                                   NULL, &s), CKR_OK);
+	pg_assert_int_eq(px->C_Login(s, CKU_SO, (CK_UTF8CHAR_PTR)LOG_SO_PIN, strlen(LOG_SO_PIN)),
+	                 CKR_OK);
+	pg_assert_int_eq(px->C_InitPIN(s, (CK_UTF8CHAR_PTR)LOG_USER_PIN, strlen(LOG_USER_PIN)),
+	                 CKR_OK);
+	pg_assert_int_eq(px->C_Logout(s), CKR_OK);
+	pg_assert_int_eq(px->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)"wrong-pin", 9),
+	                 CKR_PIN_INCORRECT);
+	pg_assert_int_eq(px->C_Login(s, CKU_USER, (CK_UTF8CHAR_PTR)LOG_USER_PIN,
+	                             strlen(LOG_USER_PIN)), CKR_OK);
+	pg_assert_int_eq(px->C_GenerateKeyPair(s, &gen, pub_tmpl, 1, priv_tmpl, 1, &pub, &priv),
+	                 CKR_OK);
+	pg_assert_int_eq(px->C_SignInit(s, &sign, priv), CKR_OK);
+	pg_assert_int_eq(px->C_Sign(s, hash, sizeof(hash), sig, &len), CKR_OK);
+	pg_assert_int_eq(px->C_CloseSession(s), CKR_OK);
+	pg_assert_int_eq(px->C_Finalize(NULL), CKR_OK);
+}
+
+/* log-calls: yes logs every call the proxy makes to that module (name,
+ * slot or session, result) and nothing of the other modules; no PIN. */
+static void
+test_log_calls(void)
+{
+	const char *err;
+
+	add_module("softhsm2", "module: %s\nlog-calls: yes\n", softhsm);
+	err = capture_stderr(logged_session);
+	if (strstr(err, "softhsm2: C_Initialize(0) = CKR_OK") == NULL ||
+	    strstr(err, "softhsm2: C_GetSlotList(") == NULL ||
+	    strstr(err, "softhsm2: C_InitToken(") == NULL ||
+	    strstr(err, "softhsm2: C_OpenSession(") == NULL ||
+	    strstr(err, ") = CKR_PIN_INCORRECT") == NULL ||
+	    strstr(err, "softhsm2: C_Login(") == NULL ||
+	    strstr(err, "softhsm2: C_GenerateKeyPair(") == NULL ||
+	    strstr(err, "softhsm2: C_Sign(") == NULL ||
+	    strstr(err, "softhsm2: C_CloseSession(") == NULL ||
+	    strstr(err, "softhsm2: C_Finalize(0) = CKR_OK") == NULL)
+		pg_test_fail(__FILE__, __LINE__, "calls missing from the log:\n%s", err);
+	if (strstr(err, LOG_SO_PIN) || strstr(err, LOG_USER_PIN) || strstr(err, "wrong-pin") ||
+	    strstr(err, "opensc"))
+		pg_test_fail(__FILE__, __LINE__, "a PIN or another module in the log:\n%s", err);
+	/* Without the setting, nothing is logged. */
+	add_module("softhsm2", "module: %s\n", softhsm);
+	err = capture_stderr(initialize_and_list);
+	if (strstr(err, "C_") != NULL)
+		pg_test_fail(__FILE__, __LINE__, "calls logged without log-calls:\n%s", err);
+}
+
 static void
 test_fork(void)
 {
@@ -435,5 +683,9 @@ main(int argc, char **argv)
 	pg_test("proxy/8-threads-sign", test_threads);
 	pg_test("proxy/failing-modules", test_failing_modules);
 	pg_test("proxy/fork", test_fork);
+	pg_test("proxy/bad-file-reported-once", test_bad_file_reported_once);
+	pg_test("proxy/slot-ids-valid-from-initialize", test_slot_ids_valid_from_initialize);
+	pg_test("proxy/slot-ids-stable-for-process", test_slot_ids_stable_for_process);
+	pg_test("proxy/log-calls", test_log_calls);
 	return pg_test_run(argc, argv);
 }

@@ -15,7 +15,8 @@
 extern CK_SESSION_HANDLE ct_session;
 extern CK_SLOT_ID ct_slot;
 
-/* Fixture: C_Initialize, a fresh token, a logged-in R/W session; and back. */
+/* Fixture: C_Initialize (with wrap-decrypt=allow), a fresh token, a
+ * logged-in R/W session; and back. */
 void ct_setup(void);
 void ct_teardown(void);
 

@@ -15,6 +15,7 @@
 #include "store-test.h"
 
 #include "core.h"
+#include "initargs.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@ init(void)
 	st_load();
 	memset(&args, 0, sizeof(args));
 	snprintf(options, sizeof(options), "store=%s scrypt-log2n=12", dir_arg);
+	args.flags = PG_CKF_RESERVED_STRING;
 	args.pReserved = options;
 	return p11->C_Initialize(&args);
 }

@@ -2,6 +2,7 @@
  * Helpers for the key store tests.
  */
 #include "store-test.h"
+#include "initargs.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +48,7 @@ st_initialize(const char *extra)
 
 	st_load();
 	memset(&args, 0, sizeof(args));
-	args.flags = CKF_OS_LOCKING_OK;
+	args.flags = CKF_OS_LOCKING_OK | PG_CKF_RESERVED_STRING;
 	args.pReserved = (void *)st_options(extra);
 	return p11->C_Initialize(&args);
 }

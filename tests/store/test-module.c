@@ -3,7 +3,10 @@
  * options, C_Finalize, C_GetInfo, fork.
  */
 #include "store-test.h"
+#include "initargs.h"
 
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -112,7 +115,7 @@ test_init_args(void)
 	args.UnlockMutex = dummy_mutex;
 	/* Callbacks without CKF_OS_LOCKING_OK: we cannot use them. */
 	ck_assert_rv(p11->C_Initialize(&args), CKR_CANT_LOCK);
-	args.flags = CKF_OS_LOCKING_OK;
+	args.flags = CKF_OS_LOCKING_OK | PG_CKF_RESERVED_STRING;
 	args.pReserved = (void *)st_options(NULL);
 	ck_assert_rv(p11->C_Initialize(&args), CKR_OK);
 	ck_assert_rv(p11->C_Initialize(&args), CKR_CRYPTOKI_ALREADY_INITIALIZED);
@@ -132,6 +135,7 @@ test_options(void)
 
 	st_load();
 	memset(&args, 0, sizeof(args));
+	args.flags = PG_CKF_RESERVED_STRING;
 	args.pReserved = (void *)"max-pin-attempts=0";
 	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
 	args.pReserved = (void *)"max-pin-attempts=abc";
@@ -139,6 +143,10 @@ test_options(void)
 	args.pReserved = (void *)"scrypt-log2n=40";
 	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
 	args.pReserved = (void *)"store=";
+	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	args.pReserved = (void *)"wrap-decrypt=maybe";
+	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	args.pReserved = (void *)"wrap-decrypt";
 	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
 	args.pReserved = (void *)"";
 	setenv("P11GLUE_STORE_DIR", st_dir(), 1);
@@ -148,6 +156,103 @@ test_options(void)
 	/* Unknown keys (meant for another module) are ignored. */
 	ck_assert_rv(st_initialize("configdir='sql:/x' flags=readOnly max-pin-attempts=3"), CKR_OK);
 	st_fini();
+}
+
+/* The store directory an options string names, and whether C_Initialize
+ * with args (whose pReserved is that string) created it. */
+static bool
+dir_used(CK_C_INITIALIZE_ARGS *args, const char *name)
+{
+	static char options[1100];
+	char path[1024];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", pg_test_tmpdir(), name);
+	snprintf(options, sizeof(options), "store=%s scrypt-log2n=10", path);
+	args->pReserved = options;
+	ck_assert_rv(p11->C_Initialize(args), CKR_OK);
+	st_fini();
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* PKCS#11 v3.0 §5.4: pReserved should be NULL_PTR. A pointer that is not a
+ * string from a caller that marks it as one is refused, never read. */
+static void
+test_reserved_pointer(void)
+{
+	static void *const wild[] = { (void *)1, (void *)0x10, (void *)0x1001 };
+	CK_C_INITIALIZE_ARGS args;
+
+	st_load();
+	for (size_t i = 0; i < N_ELEMENTS(wild); i++) {
+		memset(&args, 0, sizeof(args));
+		args.pReserved = wild[i];
+		ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+		args.flags = CKF_OS_LOCKING_OK;
+		ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+		/* Callbacks and flags as NSS passes them, but not NSS's. */
+		args.CreateMutex = dummy_create;
+		args.DestroyMutex = dummy_mutex;
+		args.LockMutex = dummy_mutex;
+		args.UnlockMutex = dummy_mutex;
+		args.flags = CKF_OS_LOCKING_OK | CKF_LIBRARY_CANT_CREATE_OS_THREADS;
+		ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	}
+	/* Marked, but in the first page: no string lives there. */
+	memset(&args, 0, sizeof(args));
+	args.flags = PG_CKF_RESERVED_STRING;
+	args.pReserved = (void *)1;
+	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	/* A real string, unmarked (p11-kit's way): refused as well. */
+	memset(&args, 0, sizeof(args));
+	args.flags = CKF_OS_LOCKING_OK;
+	args.pReserved = (void *)st_options(NULL);
+	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	/* Marked the way p11glue's registry marks it: read. */
+	args.flags = CKF_OS_LOCKING_OK | PG_CKF_RESERVED_STRING;
+	pg_assert(dir_used(&args, "marked"));
+	/* NULL, in arguments or as arguments. */
+	memset(&args, 0, sizeof(args));
+	setenv("P11GLUE_STORE_DIR", st_dir(), 1);
+	ck_assert_rv(p11->C_Initialize(&args), CKR_OK);
+	st_fini();
+	ck_assert_rv(p11->C_Initialize(NULL), CKR_OK);
+	st_fini();
+	unsetenv("P11GLUE_STORE_DIR");
+}
+
+/* NSS passes modutil's -string where pReserved is, p11-kit a module's
+ * x-init-reserved, each with its own mutex callbacks: recognised by the
+ * library the callbacks live in. data: { library, one of its functions,
+ * store directory name }. */
+static void
+test_reserved_from_loader(const void *data)
+{
+	const char *const *lib = data;
+	CK_C_INITIALIZE_ARGS args;
+	void *handle = dlopen(lib[0], RTLD_NOW | RTLD_LOCAL);
+	void *fn;
+
+	if (handle == NULL)
+		pg_test_skip("the library cannot be loaded");
+	fn = dlsym(handle, lib[1]);
+	pg_assert_not_null(fn);
+	st_load();
+	memset(&args, 0, sizeof(args));
+	/* Never called: the store locks with the system's primitives. */
+	memcpy(&args.CreateMutex, &fn, sizeof(fn));
+	memcpy(&args.DestroyMutex, &fn, sizeof(fn));
+	memcpy(&args.LockMutex, &fn, sizeof(fn));
+	memcpy(&args.UnlockMutex, &fn, sizeof(fn));
+	args.flags = CKF_OS_LOCKING_OK;
+	pg_assert(dir_used(&args, lib[2]));
+	args.pReserved = (void *)0x10;
+	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	/* Callbacks of two different libraries: not a loader's. */
+	args.LockMutex = dummy_mutex;
+	args.pReserved = (void *)st_options(NULL);
+	ck_assert_rv(p11->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	dlclose(handle);
 }
 
 static void
@@ -259,12 +364,18 @@ test_fork(void)
 int
 main(int argc, char **argv)
 {
+	static const char *const nss[] = { "libnss3.so", "NSS_Init", "from-nss" };
+	static const char *const p11_kit[] = { "libp11-kit.so.0", "p11_kit_modules_load", "from-p11-kit" };
+
 	pg_test_fixture(NULL, st_teardown);
 	pg_test("module/function-list", test_function_list);
 	pg_test("module/interfaces", test_interfaces);
 	pg_test("module/not-initialized", test_not_initialized);
 	pg_test("module/init-args", test_init_args);
 	pg_test("module/options", test_options);
+	pg_test("module/reserved-pointer", test_reserved_pointer);
+	pg_test_data("module/reserved-from-nss", test_reserved_from_loader, nss);
+	pg_test_data("module/reserved-from-p11-kit", test_reserved_from_loader, p11_kit);
 	pg_test("module/store-dir", test_store_dir_created);
 	pg_test("module/info", test_info);
 	pg_test("module/legacy", test_legacy);

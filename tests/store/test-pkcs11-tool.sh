@@ -166,8 +166,10 @@ same "RSA-PKCS-OAEP plaintext" "$tmp/secret" "$tmp/rsa-dec"
 check "wrap AES-KEY-WRAP" user --wrap -m AES-KEY-WRAP --id 11 --application-id 10 -o "$tmp/wrapped"
 check "unwrap AES-KEY-WRAP" user --unwrap -m AES-KEY-WRAP --id 11 -i "$tmp/wrapped" --key-type AES: \
 	--application-id 20 --application-label unwrapped
-check "wrap RSA-PKCS" user --wrap -m RSA-PKCS --id 01 --application-id 10 -o "$tmp/wrapped-rsa"
-check "unwrap RSA-PKCS" user --unwrap -m RSA-PKCS --id 01 -i "$tmp/wrapped-rsa" --key-type AES: \
+check "keypairgen RSA 2048 for wrapping" user --keypairgen --key-type rsa:2048 --id 05 --label rsa-wrap \
+	--usage-wrap
+check "wrap RSA-PKCS" user --wrap -m RSA-PKCS --id 05 --application-id 10 -o "$tmp/wrapped-rsa"
+check "unwrap RSA-PKCS" user --unwrap -m RSA-PKCS --id 05 -i "$tmp/wrapped-rsa" --key-type AES: \
 	--application-id 21 --application-label unwrapped-rsa
 check "encrypt with the original key" user --encrypt --id 10 -m AES-CBC-PAD \
 	--iv 000102030405060708090a0b0c0d0e0f -i "$tmp/plain" -o "$tmp/enc"
@@ -176,6 +178,18 @@ for id in 20 21; do
 		--iv 000102030405060708090a0b0c0d0e0f -i "$tmp/enc" -o "$tmp/dec-$id"
 	same "unwrapped key $id decrypts" "$tmp/plain" "$tmp/dec-$id"
 done
+
+# Wrap, then decrypt what was wrapped: refused with the keys as made above.
+run user --wrap -m RSA-PKCS --id 01 --application-id 10 -o "$tmp/wrapped-01"
+if [ "$rc" -ne 0 ] && [ ! -s "$tmp/wrapped-01" ]; then ok "a key pair that decrypts does not wrap"
+else fail "a key pair that decrypts does not wrap" "exit status $rc"; fi
+run user --decrypt --id 11 -m AES-ECB -i "$tmp/wrapped" -o "$tmp/unwrapped-by-decrypt"
+if [ "$rc" -ne 0 ] && [ ! -s "$tmp/unwrapped-by-decrypt" ]; then ok "a wrapping key does not decrypt"
+else fail "a wrapping key does not decrypt" "exit status $rc"; fi
+check "keygen AES-256 with the defaults" user --keygen --key-type AES:32 --id 13 --label aes-plain
+run user --wrap -m AES-KEY-WRAP --id 13 --application-id 10 -o "$tmp/wrapped-13"
+if [ "$rc" -ne 0 ] && [ ! -s "$tmp/wrapped-13" ]; then ok "a key made with the defaults does not wrap"
+else fail "a key made with the defaults does not wrap" "exit status $rc"; fi
 
 # ECDH: the token's shared secret is OpenSSL's.
 openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$tmp/peer.pem" 2>/dev/null
@@ -189,5 +203,16 @@ check "hash SHA256" tool --token-label test -h -m SHA256 -i "$tmp/data" -o "$tmp
 same "SHA256 matches OpenSSL" "$tmp/hash" "$tmp/digest"
 check "generate random" tool --token-label test --generate-random 64 -o "$tmp/random"
 if [ "$(stat -c %s "$tmp/random")" = 64 ]; then ok "64 random bytes"; else not_ok "64 random bytes"; fi
+
+# Initialising the token again makes a new token, with a serial of its own.
+serial() { tool -L 2>/dev/null | sed -n 's/^ *serial num *: *//p' | head -1; }
+old_serial=$(serial)
+check "init the token again" tool --init-token --token-label test --label test --so-pin "$so_pin"
+new_serial=$(serial)
+if [ -n "$old_serial" ] && [ -n "$new_serial" ] && [ "$old_serial" != "$new_serial" ]; then
+	ok "a token initialised again has a new serial"
+else
+	not_ok "a token initialised again has a new serial" "before: $old_serial, after: $new_serial"
+fi
 
 finish

@@ -4,6 +4,7 @@
 #include "store-test.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <unistd.h>
 
 static CK_ULONG
@@ -145,6 +146,65 @@ test_reinit(void)
 	st_fini();
 }
 
+#define SERIALS 12
+
+/* The serial of a slot's token, NUL-terminated, into out. */
+static void
+serial_of(CK_SLOT_ID slot, char out[17])
+{
+	CK_TOKEN_INFO ti;
+
+	ck_assert_rv(p11->C_GetTokenInfo(slot, &ti), CKR_OK);
+	memcpy(out, ti.serialNumber, 16);
+	out[16] = 0;
+	for (size_t i = 0; i < 16; i++)
+		pg_assert(strchr("0123456789abcdef", out[i]) != NULL);
+}
+
+/* Tokens made one after the other (in the same second), in two store
+ * directories, and initialised again never share a serial number. */
+static void
+test_unique_serials(void)
+{
+	char serials[SERIALS][17], before[17], other[600];
+	CK_UTF8CHAR label[32];
+	CK_SLOT_ID slots[5];
+	size_t n = 0;
+
+	st_init();
+	for (size_t i = 0; i < 5; i++) {
+		slots[i] = st_token("same");
+		serial_of(slots[i], serials[n++]);
+	}
+	/* C_InitToken again (p11glue init-token --force): a new token. */
+	memset(label, ' ', 32);
+	memcpy(label, "same", 4);
+	ck_assert_rv(p11->C_InitToken(slots[0], (CK_UTF8CHAR *)SO_PIN, 9, label), CKR_OK);
+	serial_of(slots[0], serials[n++]);
+	ck_assert_rv(p11->C_InitToken(slots[0], (CK_UTF8CHAR *)SO_PIN, 9, label), CKR_OK);
+	serial_of(slots[0], serials[n++]);
+	st_fini();
+	/* The new serial is the one stored. */
+	st_init();
+	serial_of(slots[0], before);
+	pg_assert_str_eq(before, serials[n - 1]);
+	st_fini();
+	/* Another store directory. */
+	snprintf(other, sizeof(other), "store=%s/other", pg_test_tmpdir());
+	ck_assert_rv(st_initialize(other), CKR_OK);
+	for (size_t i = 0; i < 5; i++)
+		serial_of(st_token("same"), serials[n++]);
+	st_fini();
+	pg_assert_int_eq(n, SERIALS);
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = i + 1; j < n; j++) {
+			if (strcmp(serials[i], serials[j]) == 0)
+				pg_test_fail(__FILE__, __LINE__, "tokens %zu and %zu share serial %s",
+				             i, j, serials[i]);
+		}
+	}
+}
+
 static void
 test_mechanisms(void)
 {
@@ -249,6 +309,7 @@ main(int argc, char **argv)
 	pg_test("slot/init-token", test_init_token);
 	pg_test("slot/stable-ids", test_slots_stable);
 	pg_test("slot/reinit", test_reinit);
+	pg_test("slot/unique-serials", test_unique_serials);
 	pg_test("slot/mechanisms", test_mechanisms);
 	pg_test("slot/event-nonblocking", test_event_nonblocking);
 	pg_test("slot/event-blocking", test_event_blocking);

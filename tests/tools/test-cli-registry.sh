@@ -265,6 +265,16 @@ run "$p11glue" list-modules
 lacks "a module file without module: is not loaded" "$out" "*gone*"
 rm "$cfg/modules/gone.module"
 
+# A module file holding one word and no "module:" (it crashed every
+# command): reported once by name, the other modules as before.
+printf 'nokey\n' >"$cfg/modules/nokey.module"
+run "$p11glue" list-tokens pkcs11:token=t1
+status "list-tokens with a one-word module file exits 0" 0
+same "... lists SoftHSM's token" "$(printf '%s\n' "$out" | grep -c '^token: t1$')" 1
+same "... and names the file in one line of stderr" \
+	"$(printf '%s\n' "$err" | grep -c "$cfg/modules/nokey.module")" 1
+rm "$cfg/modules/nokey.module"
+
 # ---------------------------------------------------------------------------
 # list-tokens
 tokens_of() { printf '%s\n' "$out" | sed -n 's/^token: //p' | tr '\n' '|'; }
@@ -298,11 +308,17 @@ pyjson "list-tokens --json pkcs11:token=t1" "
 if [(t['label'], t['module'], t['model']) for t in doc] != [('t1', 'softhsm2', 'SoftHSM v2')]: print(doc)"
 run "$p11glue" list-tokens --json pkcs11:token=nope
 same "list-tokens --json with no match prints []" "$out" "[]"
-for bad in "pkcs11:token=a b" "pkcs11:foo=bar" "http://x" "pkcs11:id=%zz"; do
+for bad in "pkcs11:token=a b" "pkcs11:f.o=bar" "http://x" "pkcs11:id=%zz"; do
 	run "$p11glue" list-tokens "$bad"
 	status "list-tokens '$bad' exits 1" 1
 	has "... as an invalid URI" "$err" "p11glue: invalid PKCS#11 URI: *"
 done
+# RFC 7512: a vendor path attribute (any name) makes the URI match
+# nothing; one in the query is ignored.
+run "$p11glue" list-tokens "pkcs11:token=t1;vendor-aaa=1"
+same "list-tokens with a vendor path attribute lists nothing" "$out" ""
+run "$p11glue" list-tokens "pkcs11:token=t1?vendor-bbb=1"
+same "... with a vendor query attribute lists the token" "$(printf '%s\n' "$out" | grep -c '^token: t1$')" 1
 
 # ---------------------------------------------------------------------------
 # list-objects

@@ -274,7 +274,9 @@ run p delete-object "pkcs11:token=test;object=my%20leaf;type=cert?pin-source=$tm
 ran "delete-object of a certificate"
 has "... prints what it deleted" "$out" "deleted pkcs11:token=test;*object=my%20leaf;type=cert;*"
 run p delete-object "pkcs11:token=test;object=my%20leaf?pin-source=$tmp/pin"
-ran "delete-object of a key pair"
+status "delete-object of a key pair without --all is refused" 1
+run p delete-object --all "pkcs11:token=test;object=my%20leaf?pin-source=$tmp/pin"
+ran "delete-object --all of a key pair"
 has "... deletes both halves" "$(grep -c '^deleted ' <<<"$out")" 2
 run p export-pubkey "pkcs11:token=test;object=my%20leaf"
 failed_run "... which are gone"

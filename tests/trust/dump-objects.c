@@ -10,6 +10,8 @@
  *          --rss reads everything and prints the growth of the resident
  *          set (KiB) from before loading to after the enumeration.
  */
+#include "initargs.h"
+
 #include <p11glue/pkcs11.h>
 #include <p11glue/pkcs11x.h>
 
@@ -137,7 +139,7 @@ main(int argc, char **argv)
 	get = (CK_C_GetFunctionList)dlsym(dl, "C_GetFunctionList");
 	if (get == NULL || get(&f) != CKR_OK)
 		return 1;
-	init.flags = CKF_OS_LOCKING_OK;
+	init.flags = CKF_OS_LOCKING_OK | PG_CKF_RESERVED_STRING;
 	init.pReserved = argi + 1 < argc ? argv[argi + 1] : NULL;
 	if (f->C_Initialize(&init) != CKR_OK ||
 	    f->C_GetSlotList(CK_TRUE, slots, &n_slots) != CKR_OK) {

@@ -25,6 +25,8 @@
  * Exit status: 0 when the call returned CKR_OK, else 1 with the CKR
  * value on stderr; 2 for usage errors.
  */
+#include "initargs.h"
+
 #include <p11glue/pkcs11.h>
 #include <p11glue/pkcs11x.h>
 
@@ -183,7 +185,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "p11-object: cannot load %s\n", argv[1]);
 		return 1;
 	}
-	init.flags = CKF_OS_LOCKING_OK;
+	init.flags = CKF_OS_LOCKING_OK | PG_CKF_RESERVED_STRING;
 	init.pReserved = argv[2];
 	if (f->C_Initialize(&init) != CKR_OK || f->C_GetSlotList(CK_TRUE, slots, &n_slots) != CKR_OK)
 		return 1;

@@ -9,6 +9,7 @@
  * (tests/data, for the unit certificates).
  */
 #include "config.h"
+#include "initargs.h"
 
 #include "harness.h"
 
@@ -84,7 +85,7 @@ init(const char *dir)
 	CK_C_INITIALIZE_ARGS args = { 0 };
 
 	snprintf(reserved, sizeof(reserved), "paths=%s", dir);
-	args.flags = CKF_OS_LOCKING_OK;
+	args.flags = CKF_OS_LOCKING_OK | PG_CKF_RESERVED_STRING;
 	args.pReserved = reserved;
 	pg_assert_ulong_eq(f->C_Initialize(&args), CKR_OK);
 }
@@ -127,6 +128,29 @@ test_not_initialized(void)
 	pg_assert_ulong_eq(f->C_Finalize(NULL), CKR_OK);
 	/* After C_Finalize too, and the session table is gone. */
 	pg_assert_ulong_eq(f->C_GetAttributeValue(1, 1, &a, 1), CKR_CRYPTOKI_NOT_INITIALIZED);
+}
+
+/* pReserved is read as a string only from a caller known to pass one
+ * (PKCS#11 v3.0 §5.4: it should be NULL); anything else is refused, not
+ * dereferenced. */
+static void
+test_reserved_pointer(void)
+{
+	static void *const junk[] = { (void *)1, (void *)0x10, (void *)0x1001 };
+	CK_C_INITIALIZE_ARGS args = { .flags = CKF_OS_LOCKING_OK };
+	char paths[64] = "paths=/nonexistent";
+
+	load();
+	for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++) {
+		args.pReserved = junk[i];
+		pg_assert_ulong_eq(f->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	}
+	/* A string, but from a caller that does not say it passes one. */
+	args.pReserved = paths;
+	pg_assert_ulong_eq(f->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	args.pReserved = NULL;
+	pg_assert_ulong_eq(f->C_Initialize(&args), CKR_OK);
+	pg_assert_ulong_eq(f->C_Finalize(NULL), CKR_OK);
 }
 
 static void
@@ -347,6 +371,7 @@ main(int argc, char **argv)
 	/* The module keeps process-wide state: one process per case. */
 	pg_test_fork_cases(true);
 	pg_test("module/not-initialized", test_not_initialized);
+	pg_test("module/reserved-pointer", test_reserved_pointer);
 	pg_test("module/template", test_template);
 	pg_test("module/handles", test_handles);
 	pg_test("module/stale-handles", test_stale_handles);

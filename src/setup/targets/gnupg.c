@@ -26,20 +26,6 @@
 #define PROVIDER "p11glue"
 #define TARGET "gnupg"
 
-static void
-describe(FILE *out)
-{
-	fprintf(out,
-	        "  --gnupg    GnuPG, through gnupg-pkcs11-scd (Debian package gnupg-pkcs11-scd):\n"
-	        "             in $GNUPGHOME (else ~/.gnupg), gpg-agent.conf gets\n"
-	        "             'scdaemon-program " SCD_PROGRAM "' and gnupg-pkcs11-scd.conf\n"
-	        "             a provider '" PROVIDER "' naming the store module (with --proxy\n"
-	        "             the proxy module, with --module PATH that file). A line of\n"
-	        "             your own that sets scdaemon-program or providers otherwise is\n"
-	        "             reported and left alone; nothing is changed then. Restart\n"
-	        "             gpg-agent afterwards: gpgconf --kill gpg-agent.\n");
-}
-
 /* $GNUPGHOME, else ~/.gnupg; free(). */
 static char *
 gnupg_home(void)
@@ -357,10 +343,17 @@ unavailable(void)
 const pg_setup_target pg_setup_gnupg = {
 	.name = TARGET,
 	.summary = "GnuPG (gpg-agent with gnupg-pkcs11-scd) signs and decrypts with token keys",
+	.description =
+		"  --gnupg    GnuPG, through gnupg-pkcs11-scd (Debian package gnupg-pkcs11-scd):\n"
+		"             in $GNUPGHOME (else ~/.gnupg), gpg-agent.conf gets\n"
+		"             'scdaemon-program " SCD_PROGRAM "' and gnupg-pkcs11-scd.conf\n"
+		"             a provider '" PROVIDER "' naming the store module (with --proxy\n"
+		"             the proxy module, with --module PATH that file). A line of\n"
+		"             your own that sets scdaemon-program or providers otherwise is\n"
+		"             reported and left alone; nothing is changed then. Restart\n"
+		"             gpg-agent afterwards: gpgconf --kill gpg-agent.\n",
 	.system = false,
 	.unavailable = unavailable,
-	.describe = describe,
 	.plan = plan,
-	.apply = pg_setup_apply_edits,
 	.status = status,
 };

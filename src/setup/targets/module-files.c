@@ -45,21 +45,6 @@ static const char *const file_names[N_FILES] = {
 	"p11-kit-trust.module",
 };
 
-static void
-describe(FILE *out)
-{
-	fprintf(out,
-	        "  --modules  the module registry (p11-kit's format): in ~/.config/pkcs11/modules\n"
-	        "             (with --system " P11GLUE_SYSTEM_MODULES_DIR ", with P11GLUE_CONFIG\n"
-	        "             set $P11GLUE_CONFIG/modules), p11glue-store.module and\n"
-	        "             p11glue-trust.module (trust-policy: yes) register the key\n"
-	        "             store and the trust module, and p11-kit-trust.module with an\n"
-	        "             empty 'module:' disables p11-kit's trust module, which would\n"
-	        "             read the same anchors. A module: or trust-policy: line of your\n"
-	        "             own in these files that says otherwise is reported and left\n"
-	        "             alone; nothing is changed then.\n");
-}
-
 /* The registry directory this run works on; free(). */
 static char *
 modules_dir(const pg_setup_env *env)
@@ -408,9 +393,17 @@ out:
 const pg_setup_target pg_setup_modules = {
 	.name = TARGET,
 	.summary = "the module registry lists the key store and the trust module",
+	.description =
+		"  --modules  the module registry (p11-kit's format): in ~/.config/pkcs11/modules\n"
+		"             (with --system " P11GLUE_SYSTEM_MODULES_DIR ", with P11GLUE_CONFIG\n"
+		"             set $P11GLUE_CONFIG/modules), p11glue-store.module and\n"
+		"             p11glue-trust.module (trust-policy: yes) register the key\n"
+		"             store and the trust module, and p11-kit-trust.module with an\n"
+		"             empty 'module:' disables p11-kit's trust module, which would\n"
+		"             read the same anchors. A module: or trust-policy: line of your\n"
+		"             own in these files that says otherwise is reported and left\n"
+		"             alone; nothing is changed then.\n",
 	.system = true,
-	.describe = describe,
 	.plan = plan,
-	.apply = pg_setup_apply_edits,
 	.status = status,
 };

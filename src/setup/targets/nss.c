@@ -42,18 +42,6 @@
 #define NAME "p11glue"
 #define MAX_DBS (PG_SETUP_MAX_EDITS)
 
-static void
-describe(FILE *out)
-{
-	fprintf(out,
-	        "  --nss      NSS (Chromium, Firefox): the proxy module (--module: another of\n"
-	        "             p11glue's) is added as '" NAME "' with modutil to ~/.pki/nssdb\n"
-	        "             (made when missing, empty password) and to each Firefox\n"
-	        "             profile in ~/.mozilla/firefox; --undo deletes it again. Close\n"
-	        "             Firefox first. A module of yours named '" NAME "' is reported\n"
-	        "             and left alone. There is no --system form.\n");
-}
-
 static bool
 is_file(const char *dir, const char *name)
 {
@@ -606,9 +594,15 @@ unavailable(void)
 const pg_setup_target pg_setup_nss = {
 	.name = TARGET,
 	.summary = "NSS (Chromium, Firefox) sees the proxy module's tokens",
+	.description =
+		"  --nss      NSS (Chromium, Firefox): the proxy module (--module: another of\n"
+		"             p11glue's) is added as '" NAME "' with modutil to ~/.pki/nssdb\n"
+		"             (made when missing, empty password) and to each Firefox\n"
+		"             profile in ~/.mozilla/firefox; --undo deletes it again. Close\n"
+		"             Firefox first. A module of yours named '" NAME "' is reported\n"
+		"             and left alone. There is no --system form.\n",
 	.system = false,
 	.unavailable = unavailable,
-	.describe = describe,
 	.plan = plan,
 	.apply = apply,
 	.status = status,

@@ -16,8 +16,12 @@
 #include "config.h"
 
 #include "setup.h"
+#include "objects.h"
+
+#include <p11glue/p11glue.h>
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -27,18 +31,6 @@
 #define TARGET "openssl"
 #define SYSTEM_FILE "/etc/ssl/p11glue-pkcs11.cnf"
 #define ENGINE_FILE "pkcs11.so"
-
-static void
-describe(FILE *out)
-{
-	fprintf(out,
-	        "  --openssl  OpenSSL's PKCS#11 engine (Debian package libengine-pkcs11-openssl):\n"
-	        "             ~/.config/p11glue/openssl-pkcs11.cnf (with --system\n"
-	        "             " SYSTEM_FILE "), a file p11glue owns, loads the engine\n"
-	        "             with the store module (--proxy: the proxy). Use it with\n"
-	        "             OPENSSL_CONF=FILE and '-engine pkcs11 -keyform engine', or\n"
-	        "             '.include FILE' at the top of a configuration of yours.\n");
-}
 
 static char *
 cnf_path(const pg_setup_env *env)
@@ -158,6 +150,55 @@ take_setting(const char *line, size_t number, void *data)
 	return 0;
 }
 
+/*
+ * Tokens of the engine's module that hold an Edwards-curve key, whose
+ * type Debian 12's engine (libp11 0.4.12) gives up on: it then lists
+ * none of that token's private keys. Public key objects tell without a
+ * login. One fact per such token.
+ */
+static void
+edwards_facts(pg_setup_status *st, const char *module)
+{
+	CK_KEY_TYPE edwards = CKK_EC_EDWARDS;
+	CK_OBJECT_CLASS pub = CKO_PUBLIC_KEY;
+	CK_ATTRIBUTE tmpl[] = {
+		{ CKA_CLASS, &pub, sizeof(pub) },
+		{ CKA_KEY_TYPE, &edwards, sizeof(edwards) },
+	};
+	p11glue_registry *reg = NULL;
+	CK_FUNCTION_LIST *f;
+	CK_SLOT_ID slots[64];
+	CK_ULONG n = PG_N_ELEMENTS(slots);
+
+	if (p11glue_registry_load_file(module, NULL, NULL, 0, &reg) != P11GLUE_OK ||
+	    (f = p11glue_module_functions(p11glue_registry_module(reg, 0))) == NULL ||
+	    f->C_GetSlotList(CK_TRUE, slots, &n) != CKR_OK)
+		n = 0;
+	for (CK_ULONG i = 0; i < n; i++) {
+		CK_TOKEN_INFO token;
+		CK_SESSION_HANDLE s;
+		CK_OBJECT_HANDLE *found = NULL;
+		size_t count = 0;
+		char fact[160];
+		if (f->C_GetTokenInfo(slots[i], &token) != CKR_OK ||
+		    f->C_OpenSession(slots[i], CKF_SERIAL_SESSION, NULL, NULL, &s) != CKR_OK)
+			continue;
+		if (pg_objects_find(f, s, tmpl, PG_N_ELEMENTS(tmpl), &found, &count) == CKR_OK &&
+		    count > 0) {
+			int len = (int)sizeof(token.label);
+			while (len > 0 && token.label[len - 1] == ' ')
+				len--;
+			snprintf(fact, sizeof(fact), "token '%.*s' holds an Ed25519 or Ed448 key: the "
+			         "engine (libp11 0.4.12) lists none of that token's private keys",
+			         len, (const char *)token.label);
+			pg_setup_fact(st, "warning", fact);
+		}
+		free(found);
+		f->C_CloseSession(s);
+	}
+	p11glue_registry_free(reg);
+}
+
 static void
 status(const pg_setup_env *env, pg_setup_status *st)
 {
@@ -178,6 +219,8 @@ status(const pg_setup_env *env, pg_setup_status *st)
 		pg_setup_each_user_line(text, NULL, take_setting, values);
 		pg_setup_fact(st, "module", values[0]);
 		st->state = "configured";
+		if (values[0] != NULL)
+			edwards_facts(st, values[0]);
 	} else {
 		pg_setup_fact(st, "module", exists ? "(a file of yours)" : "(no file)");
 	}
@@ -195,9 +238,14 @@ out:
 const pg_setup_target pg_setup_openssl = {
 	.name = TARGET,
 	.summary = "an OpenSSL configuration that loads the PKCS#11 engine with the store",
+	.description =
+		"  --openssl  OpenSSL's PKCS#11 engine (Debian package libengine-pkcs11-openssl):\n"
+		"             ~/.config/p11glue/openssl-pkcs11.cnf (with --system\n"
+		"             " SYSTEM_FILE "), a file p11glue owns, loads the engine\n"
+		"             with the store module (--proxy: the proxy). Use it with\n"
+		"             OPENSSL_CONF=FILE and '-engine pkcs11 -keyform engine', or\n"
+		"             '.include FILE' at the top of a configuration of yours.\n",
 	.system = true,
-	.describe = describe,
 	.plan = plan,
-	.apply = pg_setup_apply_edits,
 	.status = status,
 };

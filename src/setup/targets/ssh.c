@@ -29,20 +29,6 @@
 #define TARGET "ssh"
 #define SYSTEM_FILE "/etc/ssh/ssh_config.d/p11glue.conf"
 
-static void
-describe(FILE *out)
-{
-	fprintf(out,
-	        "  --ssh      OpenSSH's client: ~/.ssh/config (with --system\n"
-	        "             " SYSTEM_FILE ", which Debian's ssh_config\n"
-	        "             includes) ends with 'Host *' and 'PKCS11Provider' naming the\n"
-	        "             store module (--proxy: the proxy). At the end it applies to\n"
-	        "             every host but never overrides settings of yours (the first\n"
-	        "             value wins). A PKCS11Provider of your own for every host\n"
-	        "             naming another module is reported and left alone; nothing is\n"
-	        "             changed then.\n");
-}
-
 static char *
 ssh_path(const pg_setup_env *env)
 {
@@ -236,9 +222,16 @@ out:
 const pg_setup_target pg_setup_ssh = {
 	.name = TARGET,
 	.summary = "OpenSSH's client offers the token keys (PKCS11Provider)",
+	.description =
+		"  --ssh      OpenSSH's client: ~/.ssh/config (with --system\n"
+		"             " SYSTEM_FILE ", which Debian's ssh_config\n"
+		"             includes) ends with 'Host *' and 'PKCS11Provider' naming the\n"
+		"             store module (--proxy: the proxy). At the end it applies to\n"
+		"             every host but never overrides settings of yours (the first\n"
+		"             value wins). A PKCS11Provider of your own for every host\n"
+		"             naming another module is reported and left alone; nothing is\n"
+		"             changed then.\n",
 	.system = true,
-	.describe = describe,
 	.plan = plan,
-	.apply = pg_setup_apply_edits,
 	.status = status,
 };

@@ -57,23 +57,6 @@ static const char *const unreachable[] = {
 	"decisions through PKCS#11 after 'p11glue setup --nss'",
 };
 
-static void
-describe(FILE *out)
-{
-	fprintf(out,
-	        "  --trust    the trust decisions of 'p11glue trust' for programs that read\n"
-	        "             certificate files: SSL_CERT_FILE, SSL_CERT_DIR, CURL_CA_BUNDLE,\n"
-	        "             REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS and JAVA_TOOL_OPTIONS\n"
-	        "             (javax.net.ssl.trustStore) in ~/.config/environment.d/\n"
-	        "             60-p11glue-trust.conf and ~/.profile, cacert and capath in\n"
-	        "             ~/.curlrc, all naming files in ~/.local/share/p11glue/extracted\n"
-	        "             that every trust command keeps up to date; GnuTLS's default\n"
-	        "             file cannot be changed per user. With --system: a hook in\n"
-	        "             " PG_CA_HOOKS_DIR " keeps p11glue's anchors and\n"
-	        "             distrust in what update-ca-certificates builds (/etc/ssl/certs,\n"
-	        "             its bundle, Java's cacerts).\n");
-}
-
 /* ---------------------------------------------------------------------------
  * Paths
  */
@@ -393,8 +376,19 @@ status(const pg_setup_env *env, pg_setup_status *st)
 const pg_setup_target pg_setup_trust = {
 	.name = TARGET,
 	.summary = "programs that read certificate files follow 'p11glue trust'",
+	.description =
+		"  --trust    the trust decisions of 'p11glue trust' for programs that read\n"
+		"             certificate files: SSL_CERT_FILE, SSL_CERT_DIR, CURL_CA_BUNDLE,\n"
+		"             REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS and JAVA_TOOL_OPTIONS\n"
+		"             (javax.net.ssl.trustStore) in ~/.config/environment.d/\n"
+		"             60-p11glue-trust.conf and ~/.profile, cacert and capath in\n"
+		"             ~/.curlrc, all naming files in ~/.local/share/p11glue/extracted\n"
+		"             that every trust command keeps up to date; GnuTLS's default\n"
+		"             file cannot be changed per user. With --system: a hook in\n"
+		"             " PG_CA_HOOKS_DIR " keeps p11glue's anchors and\n"
+		"             distrust in what update-ca-certificates builds (/etc/ssl/certs,\n"
+		"             its bundle, Java's cacerts).\n",
 	.system = true,
-	.describe = describe,
 	.plan = plan,
 	.apply = apply,
 	.status = status,

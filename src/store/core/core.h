@@ -21,6 +21,7 @@
 #define PG_PIN_MIN 4
 #define PG_PIN_MAX 255
 #define PG_UID_LEN 16               /* random per-object identity */
+#define PG_SERIAL_LEN 16            /* a token's serial: 16 hex digits */
 #define PG_KEY_LEN 32               /* the token key: AES-256 */
 #define PG_SALT_LEN 16
 #define PG_WRAPPED_LEN (12 + PG_KEY_LEN + 16)   /* nonce, key, GCM tag */
@@ -112,16 +113,45 @@ typedef enum {
 	PG_MAKE_OTHER,     /* C_DeriveKey, C_UnwrapKey */
 } pg_make_kind;
 
+/* Flags of pg_rules_make and pg_rules_modify. */
+#define PG_RULES_SO           0x1u  /* the SO is logged in: may set CKA_TRUSTED */
+#define PG_RULES_WRAP_DECRYPT 0x2u  /* the store's wrap-decrypt=allow */
+#define PG_RULES_PAIR_WRAPS   0x4u  /* a private key whose public key is asked to wrap */
+
 /*
  * Builds a new object's full attribute list from a caller's template
  * and the mech layer's values: checks, defaults, computed attributes.
- * `so`: the SO is logged in (may set CKA_TRUSTED).
  */
 CK_RV pg_rules_make(const CK_ATTRIBUTE *tmpl, CK_ULONG n, const pg_attrs *generated,
-                    bool so, pg_attrs *out) PG_MUST_CHECK;
+                    unsigned flags, pg_attrs *out) PG_MUST_CHECK;
 /* Applies a template to a copy of cur (C_SetAttributeValue or C_CopyObject). */
 CK_RV pg_rules_modify(const pg_attrs *cur, const CK_ATTRIBUTE *tmpl, CK_ULONG n,
-                      bool copy, bool so, pg_attrs *out) PG_MUST_CHECK;
+                      bool copy, unsigned flags, pg_attrs *out) PG_MUST_CHECK;
+
+/*
+ * rules-usage.c: uses that must not meet on a key whose value cannot be
+ * read (CKA_SENSITIVE), CKA_WRAP with CKA_DECRYPT and CKA_UNWRAP with
+ * CKA_ENCRYPT (and across a key pair made together: the public key's
+ * CKA_WRAP with the private key's CKA_DECRYPT), unless flags carry
+ * PG_RULES_WRAP_DECRYPT.
+ *
+ * pg_rules_usage_make, on a new object's list out (defaults in place;
+ * given: the caller's values, gen: the mech layer's, may be NULL):
+ * CKR_TEMPLATE_INCONSISTENT when both of a pair are asked for; else a
+ * use not asked for is turned off when its partner is on, and a private
+ * key with PG_RULES_PAIR_WRAPS does not decrypt unless asked to.
+ * pg_rules_usage_modify, on an object's attributes before (cur) and
+ * after (out) C_SetAttributeValue or C_CopyObject: CKR_ATTRIBUTE_READ_ONLY
+ * when one of the four uses of a sensitive secret key is turned on (off
+ * is allowed), so no key, or copy of it, gains the second of a pair, even
+ * after giving up the first; or when a key with a pair becomes sensitive.
+ */
+CK_RV pg_rules_usage_make(CK_OBJECT_CLASS cls, const pg_attrs *given, const pg_attrs *gen,
+                          unsigned flags, pg_attrs *out) PG_MUST_CHECK;
+CK_RV pg_rules_usage_modify(CK_OBJECT_CLASS cls, const pg_attrs *cur, const pg_attrs *out,
+                            unsigned flags) PG_MUST_CHECK;
+/* Whether a caller's template sets a CK_BBOOL attribute to true. */
+bool pg_rules_template_true(const CK_ATTRIBUTE *tmpl, CK_ULONG n, CK_ATTRIBUTE_TYPE type);
 /* Whether an attribute's value may be revealed (footnote 7). */
 bool pg_rules_readable(const pg_attrs *attrs, CK_ATTRIBUTE_TYPE type);
 /* Whether an attribute is sealed at rest on an object with these attributes. */
@@ -220,10 +250,12 @@ struct pg_token {
 	sqlite3_stmt *stmts[PG_STMT_COUNT];
 	bool free_slot;              /* no token yet: C_InitToken makes one */
 	bool broken;                 /* unusable database: CKR_DEVICE_ERROR */
+	bool read_only;              /* a file cannot be written: CKF_WRITE_PROTECTED */
+	bool read_only_told;         /* pg_db_write_protected said why */
 
 	/* From the database (pg_token_sync). */
 	CK_UTF8CHAR label[32];
-	char serial[16];
+	char serial[PG_SERIAL_LEN];
 	int64_t epoch;               /* changes when the token is initialised again */
 	unsigned max_fails;
 	pg_pin_wrap pins[2];         /* [CKU_SO], [CKU_USER] */
@@ -248,6 +280,7 @@ typedef struct {
 	char *dir;                   /* the store directory */
 	unsigned max_fails;          /* for tokens initialised from now on */
 	unsigned kdf_log2n;          /* for PINs set from now on */
+	bool wrap_decrypt;           /* wrap-decrypt=allow (rules.c) */
 	pg_token *tokens;            /* sorted by slot id, the free slot included */
 	pg_map sessions;             /* handle -> pg_session */
 	pg_map objects;              /* handle -> pg_entry */
@@ -263,15 +296,26 @@ typedef struct {
 
 extern pg_store_state pg_store;
 
-/* slot.c */
+/* state.c: serialises C_Initialize and C_Finalize (taken before the
+ * module mutex); the first call registers the fork handlers. */
+void pg_store_life_begin(void);
+void pg_store_life_end(void);
+
+/* tokenlist.c */
 /* An offered slot (a usable token or the free slot), or NULL. */
 pg_token *pg_token_find_locked(CK_SLOT_ID slot);
+/* The token of a slot, offered or not (a file that failed to open). */
+pg_token *pg_token_any_locked(CK_SLOT_ID slot);
 /* Looks for new token files; records slot events unless `quiet`. */
 void pg_tokens_scan_locked(bool quiet);
 void pg_tokens_free_locked(bool forked);
+/* Records a slot event for C_WaitForSlotEvent (once per slot). */
+void pg_token_event_locked(CK_SLOT_ID slot);
 /* CKF_* token flags as C_GetTokenInfo reports them. */
 CK_FLAGS pg_token_flags_locked(const pg_token *tok);
-/* Drops secrets and unsealed values (logout, or the token changed). */
+
+/* entry.c: drops secrets and unsealed values (logout, or the token
+ * changed). */
 void pg_token_logout_locked(pg_token *tok);
 
 /* login.c: checks a PIN (mutex released during the KDF) and counts the
@@ -283,17 +327,21 @@ CK_RV pg_pin_verify_locked(pg_token *tok, CK_USER_TYPE user, const CK_UTF8CHAR *
 CK_RV pg_db_open(pg_token *tok) PG_MUST_CHECK;
 void pg_db_close(pg_token *tok, bool forked);
 /* Creates a token file atomically; CKR_FUNCTION_FAILED when the name is taken. */
-CK_RV pg_db_create(const char *path, const CK_UTF8CHAR label[32], const pg_pin_wrap *so,
-                   unsigned max_fails) PG_MUST_CHECK;
+CK_RV pg_db_create(const char *path, const CK_UTF8CHAR label[32], const char serial[PG_SERIAL_LEN],
+                   const pg_pin_wrap *so, unsigned max_fails) PG_MUST_CHECK;
 CK_RV pg_db_commit(pg_token *tok) PG_MUST_CHECK;
+/* Marks the token write-protected, says which file is read-only (once),
+ * and returns CKR_TOKEN_WRITE_PROTECTED. */
+CK_RV pg_db_write_protected(pg_token *tok);
 void pg_db_rollback(pg_token *tok);
 /* Inside a write: stores an object's record (sets e->row, e->version). */
 CK_RV pg_db_put(pg_token *tok, pg_entry *e, const pg_buf *record, bool update) PG_MUST_CHECK;
 CK_RV pg_db_delete(pg_token *tok, pg_entry *e) PG_MUST_CHECK;
 CK_RV pg_db_set_pin(pg_token *tok, CK_USER_TYPE user, const pg_pin_wrap *wrap) PG_MUST_CHECK;
 CK_RV pg_db_set_fails(pg_token *tok, CK_USER_TYPE user, unsigned fails) PG_MUST_CHECK;
-/* Inside a write: empties the token for C_InitToken. */
-CK_RV pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const pg_pin_wrap *so) PG_MUST_CHECK;
+/* Inside a write: empties the token for C_InitToken, under a new serial. */
+CK_RV pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const char serial[PG_SERIAL_LEN],
+                   const pg_pin_wrap *so) PG_MUST_CHECK;
 /* Runs PRAGMA integrity_check; for tests and tools. */
 bool pg_db_check(const char *path);
 /* A prepared statement (PG_STMT_*), reset and unbound. */
@@ -390,8 +438,16 @@ bool pg_entry_matches(const pg_entry *e, const CK_ATTRIBUTE *tmpl, CK_ULONG n);
  * Module helpers (state.c).
  */
 pthread_mutex_t *pg_store_mutex(void);
-/* Parses the C_Initialize reserved string ("key=value ..."). */
-bool pg_store_parse_options(const char *text, char **dir, unsigned *max_fails,
-                            unsigned *kdf_log2n) PG_MUST_CHECK;
+/* The module's options (state.c's header comment lists them). */
+typedef struct {
+	char *dir;                   /* NULL: the default directory */
+	unsigned max_fails;
+	unsigned kdf_log2n;
+	bool wrap_decrypt;
+} pg_store_options;
+
+/* Parses the C_Initialize reserved string ("key=value ...") over opts,
+ * whose dir it may replace (the caller frees it); false on a bad value. */
+bool pg_store_parse_options(const char *text, pg_store_options *opts) PG_MUST_CHECK;
 
 #endif /* PG_STORE_CORE_H */

@@ -18,16 +18,29 @@
  * A token is created under a temporary name and linked into place, so a
  * token file is complete or absent, and an existing file is never
  * overwritten.
+ *
+ * Read-only tokens: a token file the process cannot write (chmod 400)
+ * makes the token write-protected (CKF_WRITE_PROTECTED; a write is
+ * CKR_TOKEN_WRITE_PROTECTED, with a message naming the file). SQLite
+ * gives the -wal and -shm files it creates the token file's mode, so
+ * using a read-only token leaves them read-only, and they would keep the
+ * token read-only after its file is made writable again. Opening a
+ * token therefore gives such a file the token file's mode back when the
+ * token file is writable, the directory too, and the file is ours;
+ * otherwise the message names that file.
  */
+#define _GNU_SOURCE
 #include "config.h"
 
 #include "core.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define APPLICATION_ID 0x70313167   /* "p11g" */
@@ -140,12 +153,137 @@ pg_db_close(pg_token *tok, bool forked)
 	tok->db = NULL;
 }
 
+/* SQLite's companion files of a token file. */
+static const char *const companions[] = { "-wal", "-shm" };
+
+/* path + suffix into a new string (caller frees), or NULL. */
+static char *
+companion_path(const char *path, const char *suffix)
+{
+	char *p;
+
+	return asprintf(&p, "%s%s", path, suffix) < 0 ? NULL : p;
+}
+
+static bool
+writable(const char *path)
+{
+	return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0;
+}
+
+static bool
+dir_writable(const char *path)
+{
+	char *copy = strdup(path);
+	bool ok = copy != NULL && faccessat(AT_FDCWD, dirname(copy), W_OK | X_OK, AT_EACCESS) == 0;
+
+	free(copy);
+	return ok;
+}
+
+/* Gives a read-only companion file of ours the token file's mode (see
+ * the top of this file); true when it did. */
+static bool
+repair_companion(const char *path, const struct stat *token, const char *side)
+{
+	struct stat before, st;
+	bool done = false;
+	int fd;
+
+	if (lstat(side, &before) != 0 || !S_ISREG(before.st_mode) || before.st_uid != geteuid() ||
+	    writable(side))
+		return false;
+	fd = open(side, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) == 0 && st.st_dev == before.st_dev && st.st_ino == before.st_ino &&
+	    fchmod(fd, (token->st_mode & 0666) | S_IRUSR | S_IWUSR) == 0) {
+		pg_message("store: %s was left read-only from when %s was; made it writable again",
+		           side, path);
+		done = true;
+	}
+	close(fd);
+	return done;
+}
+
+static void
+repair_companions(const char *path)
+{
+	struct stat token;
+
+	if (stat(path, &token) != 0 || !writable(path) || !dir_writable(path))
+		return;
+	for (size_t i = 0; i < PG_N_ELEMENTS(companions); i++) {
+		char *side = companion_path(path, companions[i]);
+		if (side != NULL)
+			(void)repair_companion(path, &token, side);
+		free(side);
+	}
+}
+
+/* The files that keep an open token from being written, joined with
+ * " and " (caller frees), or NULL when there are none. */
+static char *
+read_only_files(pg_token *tok)
+{
+	char *list = NULL;
+
+	if (sqlite3_db_readonly(tok->db, "main") == 1 || !writable(tok->path))
+		return strdup(tok->path);
+	for (size_t i = 0; i < PG_N_ELEMENTS(companions); i++) {
+		char *side = companion_path(tok->path, companions[i]), *joined;
+		if (side == NULL || access(side, F_OK) != 0 || writable(side)) {
+			free(side);
+			continue;
+		}
+		if (list == NULL) {
+			list = side;
+			continue;
+		}
+		if (asprintf(&joined, "%s and %s", list, side) < 0)
+			joined = NULL;
+		free(list);
+		free(side);
+		list = joined;
+	}
+	return list;
+}
+
+CK_RV
+pg_db_write_protected(pg_token *tok)
+{
+	char *files;
+
+	tok->read_only = true;
+	if (tok->read_only_told)
+		return CKR_TOKEN_WRITE_PROTECTED;
+	tok->read_only_told = true;
+	files = read_only_files(tok);
+	if (files == NULL)
+		pg_message("store: %s cannot be written to; the token is write-protected", tok->path);
+	else if (strcmp(files, tok->path) == 0)
+		pg_message("store: %s is read-only, so the token is write-protected "
+		           "(to write to it, make the file writable: chmod u+w)", files);
+	else if (strstr(files, " and ") == NULL)
+		pg_message("store: %s is read-only (left from when %s was), so the token is "
+		           "write-protected: make it writable (chmod u+w), or remove it while no "
+		           "program uses the token", files, tok->path);
+	else
+		pg_message("store: %s are read-only (left from when %s was), so the token is "
+		           "write-protected: make them writable (chmod u+w), or remove them while "
+		           "no program uses the token", files, tok->path);
+	free(files);
+	return CKR_TOKEN_WRITE_PROTECTED;
+}
+
 CK_RV
 pg_db_open(pg_token *tok)
 {
+	char *ro;
 	int64_t app = 0, version = 0;
 	int rc;
 
+	repair_companions(tok->path);
 	rc = sqlite3_open_v2(tok->path, &tok->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
 	if (rc != SQLITE_OK)
 		goto fail;
@@ -171,6 +309,10 @@ pg_db_open(pg_token *tok)
 	tok->change = -1;
 	tok->data_version = -1;
 	tok->epoch = -1;
+	ro = read_only_files(tok);
+	tok->read_only = ro != NULL;
+	tok->read_only_told = false;
+	free(ro);
 	return CKR_OK;
 fail:
 	pg_message("store: cannot open %s: %s", tok->path, sqlite3_errstr(rc));
@@ -307,7 +449,8 @@ pg_db_set_fails(pg_token *tok, CK_USER_TYPE user, unsigned fails)
 }
 
 CK_RV
-pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const pg_pin_wrap *so)
+pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const char serial[PG_SERIAL_LEN],
+             const pg_pin_wrap *so)
 {
 	sqlite3_stmt *s = NULL;
 	int rc;
@@ -315,10 +458,11 @@ pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const pg_pin_wrap *so)
 	rc = pg_db_exec(tok, "DELETE FROM object; DELETE FROM tomb; DELETE FROM pin;");
 	if (rc == SQLITE_OK)
 		rc = sqlite3_prepare_v2(tok->db, "UPDATE token SET label = ?1, epoch = epoch + 1,"
-		                        " tomb_floor = ?2 WHERE id = 1", -1, &s, NULL);
+		                        " tomb_floor = ?2, serial = ?3 WHERE id = 1", -1, &s, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_blob(s, 1, label, 32, SQLITE_STATIC);
 		sqlite3_bind_int64(s, 2, tok->change + 1);
+		sqlite3_bind_text(s, 3, serial, PG_SERIAL_LEN, SQLITE_STATIC);
 		rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(tok->db);
 	}
 	sqlite3_finalize(s);
@@ -329,21 +473,13 @@ pg_db_reinit(pg_token *tok, const CK_UTF8CHAR label[32], const pg_pin_wrap *so)
 
 /* Writes the schema and the first rows into a new, empty database. */
 static int
-create_schema(sqlite3 *db, const CK_UTF8CHAR label[32], const pg_pin_wrap *so, unsigned max_fails)
+create_schema(sqlite3 *db, const CK_UTF8CHAR label[32], const char serial[PG_SERIAL_LEN],
+              const pg_pin_wrap *so, unsigned max_fails)
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char rnd[8];
-	char serial[16];
 	sqlite3_stmt *s = NULL;
 	char sql[96];
 	int rc;
 
-	if (!pg_random(rnd, sizeof(rnd)))
-		return SQLITE_ERROR;
-	for (size_t i = 0; i < 8; i++) {
-		serial[2 * i] = hex[rnd[i] >> 4];
-		serial[2 * i + 1] = hex[rnd[i] & 15];
-	}
 	snprintf(sql, sizeof(sql), "PRAGMA application_id = %d; PRAGMA user_version = %d;",
 	         APPLICATION_ID, SCHEMA_VERSION);
 	rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
@@ -356,7 +492,7 @@ create_schema(sqlite3 *db, const CK_UTF8CHAR label[32], const pg_pin_wrap *so, u
 		                        -1, &s, NULL);
 	if (rc == SQLITE_OK) {
 		sqlite3_bind_blob(s, 1, label, 32, SQLITE_STATIC);
-		sqlite3_bind_text(s, 2, serial, 16, SQLITE_STATIC);
+		sqlite3_bind_text(s, 2, serial, PG_SERIAL_LEN, SQLITE_STATIC);
 		sqlite3_bind_int(s, 3, (int)max_fails);
 		rc = sqlite3_step(s) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
 	}
@@ -380,8 +516,8 @@ create_schema(sqlite3 *db, const CK_UTF8CHAR label[32], const pg_pin_wrap *so, u
 }
 
 CK_RV
-pg_db_create(const char *path, const CK_UTF8CHAR label[32], const pg_pin_wrap *so,
-             unsigned max_fails)
+pg_db_create(const char *path, const CK_UTF8CHAR label[32], const char serial[PG_SERIAL_LEN],
+             const pg_pin_wrap *so, unsigned max_fails)
 {
 	char *tmp;
 	sqlite3 *db = NULL;
@@ -402,7 +538,7 @@ pg_db_create(const char *path, const CK_UTF8CHAR label[32], const pg_pin_wrap *s
 	close(fd);
 	rc = sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL);
 	if (rc == SQLITE_OK)
-		rc = create_schema(db, label, so, max_fails);
+		rc = create_schema(db, label, serial, so, max_fails);
 	/* Closing the only connection folds the WAL into the file. */
 	if (sqlite3_close(db) != SQLITE_OK && rc == SQLITE_OK)
 		rc = SQLITE_ERROR;

@@ -403,3 +403,16 @@ pg_entries_free_token_locked(pg_token *tok, bool forked)
 	pg_map_clear(&tok->rows);
 	pg_map_clear(&tok->index);
 }
+
+void
+pg_token_logout_locked(pg_token *tok)
+{
+	bool user = tok->login == PG_LOGIN_USER;
+
+	tok->login = PG_LOGIN_NONE;
+	pg_token_key_free(tok->key);
+	tok->key = NULL;
+	/* Private values go back to sealed; private objects are hidden anyway. */
+	if (user)
+		(void)pg_entries_reseal_locked(tok, NULL);
+}

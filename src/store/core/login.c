@@ -15,7 +15,11 @@
 
 #include <string.h>
 
-/* Stores the outcome of a PIN check (no write when nothing changes). */
+/*
+ * Stores the outcome of a PIN check (no write when nothing changes). A
+ * write-protected token cannot count: the check's own answer stands
+ * (whoever can make the file read-only can copy it, too).
+ */
 static CK_RV
 record_attempt(pg_token *tok, CK_USER_TYPE user, bool ok)
 {
@@ -26,6 +30,8 @@ record_attempt(pg_token *tok, CK_USER_TYPE user, bool ok)
 	if (ok && tok->pins[user].fails == 0)
 		return CKR_OK;
 	rv = pg_token_begin_write(tok);
+	if (rv == CKR_TOKEN_WRITE_PROTECTED)
+		return CKR_OK;
 	if (rv != CKR_OK)
 		return rv;
 	rv = pg_db_set_fails(tok, user, ok ? 0 : tok->pins[user].fails + 1);

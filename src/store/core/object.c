@@ -136,17 +136,29 @@ entries_store_locked(pg_token *tok, pg_entry **es, size_t n)
 	return rv;
 }
 
+/* The rules' flags for this session's token and the store's options. */
+static unsigned
+rules_flags(const pg_session *s)
+{
+	return (s->tok->login == PG_LOGIN_SO ? PG_RULES_SO : 0) |
+	       (pg_store.wrap_decrypt ? PG_RULES_WRAP_DECRYPT : 0);
+}
+
 static CK_RV
 create_locked(pg_session *s, make_req *reqs, size_t count)
 {
 	pg_entry *es[2] = { NULL, NULL };
 	pg_attrs attrs = { 0 };
-	bool so = s->tok->login == PG_LOGIN_SO;
+	unsigned flags = rules_flags(s);
 	CK_RV rv = CKR_OK;
 	size_t made = 0;
 
 	for (; rv == CKR_OK && made < count; made++) {
-		rv = pg_rules_make(reqs[made].tmpl, reqs[made].n, reqs[made].gen, so, &attrs);
+		/* A pair (public, private): wrapping with one half and
+		 * decrypting with the other do not meet (rules-usage.c). */
+		unsigned pair = made == 1 && pg_rules_template_true(reqs[0].tmpl, reqs[0].n, CKA_WRAP)
+		                ? PG_RULES_PAIR_WRAPS : 0;
+		rv = pg_rules_make(reqs[made].tmpl, reqs[made].n, reqs[made].gen, flags | pair, &attrs);
 		if (rv == CKR_OK)
 			rv = entry_make_locked(s, &attrs, &es[made]);
 		pg_attrs_clear(&attrs);
@@ -237,8 +249,7 @@ C_CopyObject(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject, CK_ATTRIBUTE_
 	else if (e->sealed)
 		rv = CKR_USER_NOT_LOGGED_IN;   /* values to seal anew are not at hand */
 	else
-		rv = pg_rules_modify(&e->obj.attrs, pTemplate, ulCount, true,
-		                     s->tok->login == PG_LOGIN_SO, &attrs);
+		rv = pg_rules_modify(&e->obj.attrs, pTemplate, ulCount, true, rules_flags(s), &attrs);
 	if (rv != CKR_OK)
 		goto out;
 	rv = entry_make_locked(s, &attrs, &copy);
@@ -462,8 +473,7 @@ C_SetAttributeValue(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hObject,
 	else if (!pg_attrs_bool(&e->obj.attrs, CKA_MODIFIABLE, true))
 		rv = CKR_ACTION_PROHIBITED;
 	else
-		rv = pg_rules_modify(&e->obj.attrs, pTemplate, ulCount, false,
-		                     s->tok->login == PG_LOGIN_SO, &attrs);
+		rv = pg_rules_modify(&e->obj.attrs, pTemplate, ulCount, false, rules_flags(s), &attrs);
 	if (rv == CKR_OK)
 		rv = replace_locked(e, &attrs);
 	pg_attrs_clear(&attrs);

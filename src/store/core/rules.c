@@ -107,7 +107,7 @@ static const rule public_rules[] = {
 	BOOL(CKA_ENCRYPT, R_MODIFY, D_TRUE),
 	BOOL(CKA_VERIFY, R_MODIFY, D_TRUE),
 	BOOL(CKA_VERIFY_RECOVER, R_MODIFY, D_TRUE),
-	BOOL(CKA_WRAP, R_MODIFY, D_TRUE),
+	BOOL(CKA_WRAP, R_MODIFY, D_FALSE),             /* rules-usage.c */
 	BOOL(CKA_TRUSTED, R_SO_TRUE | R_MODIFY, D_FALSE),
 	{ CKA_WRAP_TEMPLATE, K_TEMPLATE, D_EMPTY, 0, 0 },
 	BYTES(CKA_PUBLIC_KEY_INFO, R_MODIFY, D_EMPTY),
@@ -138,8 +138,8 @@ static const rule secret_rules[] = {
 	BOOL(CKA_DECRYPT, R_MODIFY, D_TRUE),
 	BOOL(CKA_SIGN, R_MODIFY, D_TRUE),
 	BOOL(CKA_VERIFY, R_MODIFY, D_TRUE),
-	BOOL(CKA_WRAP, R_MODIFY, D_TRUE),
-	BOOL(CKA_UNWRAP, R_MODIFY, D_TRUE),
+	BOOL(CKA_WRAP, R_MODIFY, D_FALSE),             /* rules-usage.c */
+	BOOL(CKA_UNWRAP, R_MODIFY, D_FALSE),
 	BOOL(CKA_EXTRACTABLE, R_MODIFY | R_ONCE_FALSE, D_TRUE),
 	BOOL(CKA_ALWAYS_SENSITIVE, R_BY_TOKEN, D_FALSE),
 	BOOL(CKA_NEVER_EXTRACTABLE, R_BY_TOKEN, D_FALSE),
@@ -450,7 +450,7 @@ forbidden_for(pg_make_kind kind)
 /* A caller's value, checked against its rule, into list (a repeated
  * attribute must repeat the same value). */
 static CK_RV
-given_put(const ruleset *rs, const CK_ATTRIBUTE *a, unsigned forbidden, bool so,
+given_put(const ruleset *rs, const CK_ATTRIBUTE *a, unsigned forbidden, unsigned flags,
           pg_attrs *list)
 {
 	const rule *r = rule_find(rs, a->type);
@@ -465,7 +465,7 @@ given_put(const ruleset *rs, const CK_ATTRIBUTE *a, unsigned forbidden, bool so,
 	rv = value_put(r, a, &one);
 	if (rv != CKR_OK)
 		goto out;
-	if ((r->flags & R_SO_TRUE) && !so && pg_attrs_bool(&one, a->type, false)) {
+	if ((r->flags & R_SO_TRUE) && !(flags & PG_RULES_SO) && pg_attrs_bool(&one, a->type, false)) {
 		rv = CKR_ATTRIBUTE_READ_ONLY;
 		goto out;
 	}
@@ -627,7 +627,8 @@ finish(const ruleset *rs, pg_make_kind kind, const pg_attrs *gen, pg_attrs *out)
 }
 
 CK_RV
-pg_rules_make(const CK_ATTRIBUTE *tmpl, CK_ULONG n, const pg_attrs *gen, bool so, pg_attrs *out)
+pg_rules_make(const CK_ATTRIBUTE *tmpl, CK_ULONG n, const pg_attrs *gen, unsigned flags,
+              pg_attrs *out)
 {
 	pg_make_kind kind = PG_MAKE_CREATE;
 	CK_OBJECT_CLASS cls = 0;
@@ -652,11 +653,13 @@ pg_rules_make(const CK_ATTRIBUTE *tmpl, CK_ULONG n, const pg_attrs *gen, bool so
 		return rv;
 	rv = ruleset_for(cls, subtype, &rs);
 	for (CK_ULONG i = 0; rv == CKR_OK && i < n; i++)
-		rv = given_put(&rs, &tmpl[i], forbidden_for(kind), so, &given);
+		rv = given_put(&rs, &tmpl[i], forbidden_for(kind), flags, &given);
 	if (rv == CKR_OK && cls == CKO_CERTIFICATE)
 		rv = pg_rules_x509_complete(&given);
 	if (rv == CKR_OK)
 		rv = merge(&rs, &given, gen, out);
+	if (rv == CKR_OK)
+		rv = pg_rules_usage_make(cls, &given, gen, flags, out);
 	if (rv == CKR_OK)
 		rv = finish(&rs, kind, gen, out);
 	pg_attrs_clear(&given);
@@ -666,8 +669,8 @@ pg_rules_make(const CK_ATTRIBUTE *tmpl, CK_ULONG n, const pg_attrs *gen, bool so
 }
 
 static CK_RV
-modify_one(const ruleset *rs, const pg_attrs *cur, const CK_ATTRIBUTE *a, bool copy, bool so,
-           pg_attrs *out)
+modify_one(const ruleset *rs, const pg_attrs *cur, const CK_ATTRIBUTE *a, bool copy,
+           unsigned flags, pg_attrs *out)
 {
 	const rule *r = rule_find(rs, a->type);
 	const CK_ATTRIBUTE *old = pg_attrs_find(cur, a->type);
@@ -689,7 +692,7 @@ modify_one(const ruleset *rs, const pg_attrs *cur, const CK_ATTRIBUTE *a, bool c
 		goto out;
 	if ((r->flags & R_ONCE_FALSE) && !was && now)
 		goto out;
-	if ((r->flags & R_SO_TRUE) && now && !so)
+	if ((r->flags & R_SO_TRUE) && now && !(flags & PG_RULES_SO))
 		goto out;
 	rv = pg_attrs_set(out, a->type, one.items[0].pValue, one.items[0].ulValueLen)
 	     ? CKR_OK : CKR_HOST_MEMORY;
@@ -699,8 +702,8 @@ out:
 }
 
 CK_RV
-pg_rules_modify(const pg_attrs *cur, const CK_ATTRIBUTE *tmpl, CK_ULONG n, bool copy, bool so,
-                pg_attrs *out)
+pg_rules_modify(const pg_attrs *cur, const CK_ATTRIBUTE *tmpl, CK_ULONG n, bool copy,
+                unsigned flags, pg_attrs *out)
 {
 	ruleset rs;
 	CK_RV rv = CKR_OK;
@@ -716,8 +719,10 @@ pg_rules_modify(const pg_attrs *cur, const CK_ATTRIBUTE *tmpl, CK_ULONG n, bool 
 		if (tmpl[i].type == CKA_UNIQUE_ID)
 			rv = CKR_ATTRIBUTE_READ_ONLY;
 		else
-			rv = modify_one(&rs, cur, &tmpl[i], copy, so, out);
+			rv = modify_one(&rs, cur, &tmpl[i], copy, flags, out);
 	}
+	if (rv == CKR_OK)
+		rv = pg_rules_usage_modify(rs.cls, cur, out, flags);
 	if (rv != CKR_OK)
 		pg_attrs_clear(out);
 	return rv;

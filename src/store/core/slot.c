@@ -1,246 +1,15 @@
 /*
- * Slots and tokens.
- *
- * The store directory holds one database per token, "token-N.sqlite";
- * the token sits in slot N, in every process. One more slot, the lowest
- * free N, holds an uninitialised token: C_InitToken there creates
- * token-N.sqlite, the token stays in slot N and the next free number
- * becomes the free slot (as SoftHSM2 users expect). A file that cannot
- * be opened as a token is reported and its slot not offered, and its
- * number is never reused, so nothing overwrites it.
+ * The slot and token calls: slot and token information, mechanisms,
+ * C_InitToken and C_WaitForSlotEvent, over the token list (tokenlist.c).
  */
 #include "config.h"
 
 #include "core.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-#define MAX_SLOT 99999
-
-static char *
-token_path(CK_SLOT_ID slot)
-{
-	size_t len = strlen(pg_store.dir) + 40;
-	char *path = malloc(len);
-
-	if (path != NULL)
-		snprintf(path, len, "%s/token-%lu.sqlite", pg_store.dir, slot);
-	return path;
-}
-
-/* The slot number of a token file name, or -1. */
-static long
-parse_name(const char *name)
-{
-	const char *p = name + 6;
-	long n = 0;
-
-	if (strncmp(name, "token-", 6) != 0 || !isdigit((unsigned char)*p))
-		return -1;
-	if (*p == '0' && isdigit((unsigned char)p[1]))
-		return -1;
-	for (; isdigit((unsigned char)*p); p++) {
-		n = n * 10 + (*p - '0');
-		if (n > MAX_SLOT)
-			return -1;
-	}
-	return strcmp(p, ".sqlite") == 0 ? n : -1;
-}
-
-static pg_token *
-token_any_locked(CK_SLOT_ID slot)
-{
-	for (pg_token *t = pg_store.tokens; t != NULL; t = t->next) {
-		if (t->slot == slot)
-			return t;
-	}
-	return NULL;
-}
-
-pg_token *
-pg_token_find_locked(CK_SLOT_ID slot)
-{
-	pg_token *t = token_any_locked(slot);
-
-	if (t == NULL || (!t->free_slot && t->db == NULL))
-		return NULL;
-	return t;
-}
-
-static void
-insert_sorted(pg_token *tok)
-{
-	pg_token **p = &pg_store.tokens;
-
-	while (*p != NULL && (*p)->slot < tok->slot)
-		p = &(*p)->next;
-	tok->next = *p;
-	*p = tok;
-}
-
-static void
-add_event(CK_SLOT_ID slot)
-{
-	CK_SLOT_ID *events;
-
-	for (size_t i = 0; i < pg_store.n_events; i++) {
-		if (pg_store.events[i] == slot)
-			return;
-	}
-	events = realloc(pg_store.events, (pg_store.n_events + 1) * sizeof(*events));
-	if (events == NULL)
-		return;
-	pg_store.events = events;
-	events[pg_store.n_events++] = slot;
-	pthread_cond_broadcast(&pg_store.event);
-}
-
-/* Opens a token's database into tok (which may be the free slot). */
-static void
-token_open(pg_token *tok, bool quiet)
-{
-	tok->free_slot = false;
-	if (pg_db_open(tok) != CKR_OK)
-		return;
-	if (pg_token_sync(tok) != CKR_OK) {
-		pg_entries_free_token_locked(tok, false);
-		pg_db_close(tok, false);
-		return;
-	}
-	if (!quiet)
-		add_event(tok->slot);
-}
-
-static pg_token *
-token_new(CK_SLOT_ID slot)
-{
-	pg_token *tok = calloc(1, sizeof(*tok));
-
-	if (tok == NULL)
-		return NULL;
-	tok->slot = slot;
-	tok->path = token_path(slot);
-	if (tok->path == NULL) {
-		free(tok);
-		return NULL;
-	}
-	insert_sorted(tok);
-	return tok;
-}
-
-static void
-scan_dir(bool quiet)
-{
-	DIR *dir = opendir(pg_store.dir);
-	struct dirent *ent;
-
-	if (dir == NULL)
-		return;
-	while ((ent = readdir(dir)) != NULL) {
-		long n = parse_name(ent->d_name);
-		pg_token *tok;
-		if (n < 0)
-			continue;
-		tok = token_any_locked((CK_SLOT_ID)n);
-		if (tok != NULL && !tok->free_slot)
-			continue;
-		if (tok == NULL)
-			tok = token_new((CK_SLOT_ID)n);
-		if (tok != NULL)
-			token_open(tok, quiet);
-	}
-	closedir(dir);
-}
-
-void
-pg_tokens_scan_locked(bool quiet)
-{
-	CK_SLOT_ID free_slot = 0;
-	bool have_free = false;
-
-	if (pg_store.dir == NULL)
-		return;
-	scan_dir(quiet);
-	for (pg_token *t = pg_store.tokens; t != NULL; t = t->next)
-		have_free = have_free || t->free_slot;
-	if (have_free)
-		return;
-	while (token_any_locked(free_slot) != NULL)
-		free_slot++;
-	if (free_slot <= MAX_SLOT) {
-		pg_token *tok = token_new(free_slot);
-		if (tok != NULL)
-			tok->free_slot = true;
-	}
-}
-
-void
-pg_tokens_free_locked(bool forked)
-{
-	pg_token *t, *next;
-
-	for (t = pg_store.tokens; t != NULL; t = next) {
-		next = t->next;
-		pg_token_key_free(t->key);
-		pg_entries_free_token_locked(t, forked);
-		if (t->db != NULL)
-			pg_db_close(t, forked);
-		free(t->path);
-		free(t);
-	}
-	pg_store.tokens = NULL;
-	free(pg_store.events);
-	pg_store.events = NULL;
-	pg_store.n_events = 0;
-}
-
-static CK_FLAGS
-pin_flags(const pg_token *tok, CK_USER_TYPE user, CK_FLAGS low, CK_FLAGS final, CK_FLAGS locked)
-{
-	unsigned fails = tok->pins[user].fails;
-
-	if (!tok->pins[user].set)
-		return 0;
-	if (fails >= tok->max_fails)
-		return locked;
-	return (fails > 0 ? low : 0) | (tok->max_fails - fails == 1 ? final : 0);
-}
-
-CK_FLAGS
-pg_token_flags_locked(const pg_token *tok)
-{
-	CK_FLAGS flags = CKF_RNG | CKF_LOGIN_REQUIRED;
-
-	if (tok->free_slot)
-		return flags;
-	flags |= CKF_TOKEN_INITIALIZED;
-	if (tok->pins[CKU_USER].set)
-		flags |= CKF_USER_PIN_INITIALIZED;
-	flags |= pin_flags(tok, CKU_USER, CKF_USER_PIN_COUNT_LOW, CKF_USER_PIN_FINAL_TRY,
-	                   CKF_USER_PIN_LOCKED);
-	flags |= pin_flags(tok, CKU_SO, CKF_SO_PIN_COUNT_LOW, CKF_SO_PIN_FINAL_TRY, CKF_SO_PIN_LOCKED);
-	if (tok->broken)
-		flags |= CKF_ERROR_STATE;
-	return flags;
-}
-
-void
-pg_token_logout_locked(pg_token *tok)
-{
-	bool user = tok->login == PG_LOGIN_USER;
-
-	tok->login = PG_LOGIN_NONE;
-	pg_token_key_free(tok->key);
-	tok->key = NULL;
-	/* Private values go back to sealed; private objects are hidden anyway. */
-	if (user)
-		(void)pg_entries_reseal_locked(tok, NULL);
-}
 
 CK_RV
 C_GetSlotList(CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlotList, CK_ULONG_PTR pulCount)
@@ -328,7 +97,7 @@ C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
 static void
 token_info_locked(pg_token *tok, CK_TOKEN_INFO *info)
 {
-	char serial[17];
+	char serial[PG_SERIAL_LEN + 1];
 
 	memset(info, 0, sizeof(*info));
 	if (tok->free_slot)
@@ -337,8 +106,8 @@ token_info_locked(pg_token *tok, CK_TOKEN_INFO *info)
 		memcpy(info->label, tok->label, sizeof(info->label));
 	pg_pad(info->manufacturerID, sizeof(info->manufacturerID), "p11glue");
 	pg_pad(info->model, sizeof(info->model), "p11glue store");
-	memcpy(serial, tok->serial, 16);
-	serial[16] = 0;
+	memcpy(serial, tok->serial, PG_SERIAL_LEN);
+	serial[PG_SERIAL_LEN] = 0;
 	pg_pad(info->serialNumber, sizeof(info->serialNumber), tok->free_slot ? "" : serial);
 	info->flags = pg_token_flags_locked(tok);
 	info->ulMaxSessionCount = CK_EFFECTIVELY_INFINITE;
@@ -399,10 +168,40 @@ C_GetMechanismInfo(CK_SLOT_ID slotID, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO_
 	return pg_mech_info(type, pInfo);
 }
 
+/*
+ * A serial for a token being made or initialised again: 64 random bits
+ * as 16 hex digits, drawn again while a token this process sees has it,
+ * so the tokens of one store never share one (and tokens elsewhere do
+ * with probability 2^-64 per pair). A token initialised again is a new
+ * token to applications (its objects are gone), so it gets a new serial.
+ */
+static bool
+new_serial_locked(char serial[PG_SERIAL_LEN])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char rnd[PG_SERIAL_LEN / 2];
+	bool taken = true;
+
+	for (int tries = 0; taken && tries < 16; tries++) {
+		if (!pg_random(rnd, sizeof(rnd)))
+			return false;
+		for (size_t i = 0; i < sizeof(rnd); i++) {
+			serial[2 * i] = hex[rnd[i] >> 4];
+			serial[2 * i + 1] = hex[rnd[i] & 15];
+		}
+		taken = false;
+		for (pg_token *t = pg_store.tokens; t != NULL && !taken; t = t->next)
+			taken = !t->free_slot && t->db != NULL &&
+			        memcmp(t->serial, serial, PG_SERIAL_LEN) == 0;
+	}
+	return !taken;
+}
+
 /* C_InitToken on the free slot: a new token file. */
 static CK_RV
 init_new_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PTR label)
 {
+	char serial[PG_SERIAL_LEN];
 	pg_token_key *key;
 	pg_pin_wrap so;
 	unsigned log2n = pg_store.kdf_log2n, gen = pg_store.generation;
@@ -420,10 +219,11 @@ init_new_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PT
 		return rv;
 	if (!pg_store.initialized || pg_store.generation != gen)
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
-	tok = token_any_locked(slot);
+	tok = pg_token_any_locked(slot);
 	if (tok == NULL || !tok->free_slot)
 		return CKR_FUNCTION_FAILED;
-	rv = pg_db_create(tok->path, label, &so, pg_store.max_fails);
+	rv = new_serial_locked(serial) ? pg_db_create(tok->path, label, serial, &so, pg_store.max_fails)
+	                               : CKR_FUNCTION_FAILED;
 	pg_memzero(&so, sizeof(so));
 	/* Whoever created it (we or a racing process), the scan opens it. */
 	pg_tokens_scan_locked(false);
@@ -434,6 +234,7 @@ init_new_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PT
 static CK_RV
 init_again_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PTR label)
 {
+	char serial[PG_SERIAL_LEN];
 	pg_token_key *key = NULL;
 	pg_pin_wrap so;
 	unsigned log2n = pg_store.kdf_log2n, gen = pg_store.generation;
@@ -453,11 +254,13 @@ init_again_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
 	if (rv == CKR_OK && tok->sessions > 0)
 		rv = CKR_SESSION_EXISTS;
+	if (rv == CKR_OK && !new_serial_locked(serial))
+		rv = CKR_FUNCTION_FAILED;
 	if (rv == CKR_OK)
 		rv = pg_token_begin_write(tok);
 	if (rv != CKR_OK)
 		return rv;
-	rv = pg_db_reinit(tok, label, &so);
+	rv = pg_db_reinit(tok, label, serial, &so);
 	if (rv == CKR_OK)
 		rv = pg_db_commit(tok);
 	else
@@ -472,8 +275,9 @@ init_again_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_
 	}
 	tok->epoch++;
 	memcpy(tok->label, label, sizeof(tok->label));
+	memcpy(tok->serial, serial, PG_SERIAL_LEN);
 	memset(&tok->pins[CKU_USER], 0, sizeof(tok->pins[CKU_USER]));
-	add_event(tok->slot);
+	pg_token_event_locked(tok->slot);
 	return CKR_OK;
 }
 

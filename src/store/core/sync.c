@@ -229,7 +229,11 @@ pg_token_begin_write(pg_token *tok)
 
 	if (tok->db == NULL || tok->broken)
 		return CKR_DEVICE_ERROR;
+	if (tok->read_only)
+		return pg_db_write_protected(tok);
 	rc = pg_db_exec(tok, "BEGIN IMMEDIATE");
+	if ((rc & 0xff) == SQLITE_READONLY)
+		return pg_db_write_protected(tok);
 	if (rc != SQLITE_OK)
 		return pg_db_error(tok, rc, "BEGIN IMMEDIATE");
 	rv = load_changes(tok);

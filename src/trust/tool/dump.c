@@ -133,9 +133,9 @@ dump_token(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool policy, void *data)
 			free(a[k].pValue);
 		free(a);
 		/* Written as it goes: a large token is not held in memory. */
-		fwrite(job->out.data, 1, job->out.len, job->file);
+		if (job->out.len > 0)
+			fwrite(job->out.data, 1, job->out.len, job->file);
 		pg_buf_clear(&job->out);
-		pg_buf_init(&job->out);
 	}
 	free(found);
 	f->C_CloseSession(s);

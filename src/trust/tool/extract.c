@@ -231,10 +231,16 @@ hash_link(const char *dir, unsigned long hash, const char *suffix, const char *t
 static bool
 make_dir(const job *j)
 {
+	struct stat st;
+
 	if (mkdir(j->dest, 0755) == 0)
 		return true;
-	if (errno == EEXIST && j->overwrite)
+	/* An existing directory is written into with --overwrite; never
+	 * one a symbolic link leads to. */
+	if (errno == EEXIST && j->overwrite && lstat(j->dest, &st) == 0 && S_ISDIR(st.st_mode))
 		return true;
+	if (errno == EEXIST && j->overwrite)
+		errno = ENOTDIR;
 	pg_message("couldn't create directory: %s: %s", j->dest, strerror(errno));
 	return false;
 }
