@@ -1,6 +1,7 @@
 /*
  * Shared by the parts of `trust` that keep other programs' files up to
- * date (compat.c for a user's, compat-debian.c for the system's).
+ * date (compat.c for a user's, compat-debian.c for the system's); the
+ * helpers are in compat-io.c.
  */
 #ifndef PG_TRUST_COMPAT_H
 #define PG_TRUST_COMPAT_H
