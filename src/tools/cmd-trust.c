@@ -151,6 +151,7 @@ extract_help(FILE *out)
 	filter_help(out, true);
 	fprintf(out, "  -f, --overwrite     overwrite output file or directory\n"
 	             "  --comment           add comments to bundles if possible\n"
+	             "  --json              describe what was written as a JSON object (p11glue)\n"
 	             "  -v, --verbose       show verbose debug output\n"
 	             "  -q, --quiet         suppress command output\n");
 }
@@ -312,6 +313,21 @@ pg_cmd_trust_extract(int argc, char **argv)
 	rv = pg_trust_extract(&set, o.format, o.filter, o.uri, o.purpose, argv[o.next],
 	                      o.overwrite, o.comment);
 	pg_trust_clear(&set);
+	if (o.json) {
+		pg_json json;
+		pg_json_init(&json, stdout);
+		pg_json_begin_object(&json);
+		pg_json_key(&json, "operation");
+		pg_json_string(&json, "extract");
+		pg_json_key(&json, "ok");
+		pg_json_bool(&json, rv == PG_EXIT_OK);
+		pg_json_key(&json, "format");
+		pg_json_string(&json, o.format);
+		pg_json_key(&json, "destination");
+		pg_json_text(&json, argv[o.next]);
+		pg_json_end_object(&json);
+		pg_json_finish(&json);
+	}
 out:
 	p11glue_uri_free(o.uri);
 	return rv;

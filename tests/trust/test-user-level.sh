@@ -225,5 +225,13 @@ pg trust crl --bogus
 [ "$rc" = 2 ] && ok "crl --bogus: usage (2)" || not_ok "crl usage rc=$rc"
 pg trust anchor --store "$tmp/none.pem"
 [ "$rc" = 1 ] && ok "anchor --store of a missing file: exit 1" || not_ok "missing file rc=$rc"
+pg trust extract --format=pem-bundle --json "$user_home/anchors.pem"
+if [ "$rc" = 0 ] && /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert d == {"operation": "extract", "ok": True, "format": "pem-bundle", "destination": sys.argv[1]}, d
+' "$user_home/anchors.pem" <<<"$out" && grep -q 'BEGIN CERTIFICATE' "$user_home/anchors.pem"; then
+	ok "extract --json: what was written"
+else not_ok "extract --json" "rc=$rc" "$out" "$err"; fi
 
 finish
