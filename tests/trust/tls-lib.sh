@@ -5,7 +5,8 @@
 #
 # Source after tap.sh; set $tmp first. Probes run through $as (a command
 # prefix: empty, or setpriv to another user) with the environment of a
-# login shell of that user (env -i, then bash --login).
+# login shell of that user (env -i, then bash --login; a sanitizer
+# build's *SAN_OPTIONS kept).
 # shellcheck shell=bash
 
 # make_pki DIR: ca.pem (a root CA), srv.pem/srv.key (localhost and
@@ -77,8 +78,13 @@ stop_server() {
 # login CMD: runs CMD (a shell command) as $as in a login shell whose
 # environment is only HOME, USER, PATH and LANG (then ~/.profile's).
 login() {
+	local san=() v
+	# A sanitizer build's settings go on (meson's make its reports fail).
+	for v in ASAN_OPTIONS UBSAN_OPTIONS LSAN_OPTIONS; do
+		[ -n "${!v:-}" ] && san+=("$v=${!v}")
+	done
 	timeout 60 $as env -i HOME="$user_home" USER="${user_name:-root}" PATH=/usr/bin:/bin:/usr/sbin:/sbin \
-		LANG=C.UTF-8 bash --login -c "$1" </dev/null
+		LANG=C.UTF-8 "${san[@]}" bash --login -c "$1" </dev/null
 }
 
 # The probes: 0 when the client accepts the server's certificate.
