@@ -147,6 +147,21 @@ bool pg_outfile_commit(pg_outfile *f);
  * A cleared f is fine. */
 void pg_outfile_abort(pg_outfile *f);
 
+/* Writes all of data to fd (short writes and EINTR resumed); false on an
+ * error (errno says which). */
+bool pg_write_all(int fd, const void *data, size_t len);
+
+/*
+ * Replaces path whole with data, mode mode: a temporary file beside it,
+ * synced, renamed over it, so that readers see the old file or the new
+ * one, never a part. path has a directory part. False after a message.
+ */
+bool pg_replace_file(const char *path, const void *data, size_t len, mode_t mode);
+
+/* Removes path and, for a directory, all below it (not following links;
+ * read-only directories made writable first). Errors are ignored. */
+void pg_remove_tree(const char *path);
+
 /*
  * A file of the build tree this program runs from (rel is relative to
  * src/, as "store/p11glue-store.so"), or NULL when there is none (an

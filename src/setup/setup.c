@@ -451,23 +451,6 @@ make_parent(const char *path, mode_t file_mode)
 	return ok;
 }
 
-static bool
-write_all(int fd, const char *text, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, text, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		text += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
 /* A name beside path for a file of ours: path.p11glue-WHAT-XXXXXX. */
 static char *
 beside(const char *path, const char *what)
@@ -506,7 +489,7 @@ write_temporary(const char *path, const char *text, mode_t mode)
 	}
 	ok = fchmod(fd, mode) == 0 &&
 	     ((uid == geteuid() && gid == getegid()) || fchown(fd, uid, gid) == 0) &&
-	     write_all(fd, text, strlen(text)) && fsync(fd) == 0;
+	     pg_write_all(fd, text, strlen(text)) && fsync(fd) == 0;
 	ok = close(fd) == 0 && ok;
 	if (!ok) {
 		pg_message("%s: %s", path, strerror(errno));

@@ -119,21 +119,6 @@ write_object(const tmpl *t, const CK_ATTRIBUTE *attrs, CK_ULONG n, const char *f
 	pg_persist_write_file(&out->text, attrs, n);
 }
 
-static bool
-write_all(int fd, const char *text, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, text, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		text += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
 /*
  * Writes a new file NAME.p11-kit (NAME.N.p11-kit if taken), its path
  * into path[size]: whole, under a hidden temporary name (readers skip
@@ -157,7 +142,7 @@ write_new(pg_tstore *s, new_file *file, char *path, size_t size)
 	}
 	snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", pg_tstore_path(s), file->name);
 	fd = mkstemp(tmp);
-	ok = fd >= 0 && fchmod(fd, 0644) == 0 && write_all(fd, text, len) && fsync(fd) == 0;
+	ok = fd >= 0 && fchmod(fd, 0644) == 0 && pg_write_all(fd, text, len) && fsync(fd) == 0;
 	if (fd >= 0)
 		ok = close(fd) == 0 && ok;
 	free(text);

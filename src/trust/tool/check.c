@@ -230,34 +230,6 @@ collect_revocations(pg_check *ck)
 
 const char *const pg_check_decision_names[] = { "accept", "reject", "n/a" };
 
-/* Removes the temporary extraction (read-only files, as extract writes). */
-static void
-remove_tree(const char *path)
-{
-	struct stat st;
-	DIR *dir;
-	struct dirent *e;
-	char child[4200];
-
-	if (lstat(path, &st) != 0)
-		return;
-	if (S_ISDIR(st.st_mode)) {
-		chmod(path, 0700);
-		if ((dir = opendir(path)) != NULL) {
-			while ((e = readdir(dir)) != NULL) {
-				if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-					continue;
-				snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
-				remove_tree(child);
-			}
-			closedir(dir);
-		}
-		rmdir(path);
-	} else {
-		unlink(path);
-	}
-}
-
 /* Extracts what OpenSSL and Java read into tmp, where not given. */
 static int
 extract_artefacts(const pg_trust_set *set, const char *purpose, const char **openssl_dir,
@@ -388,6 +360,6 @@ pg_trust_check_run(pg_check *ck, const pg_trust_set *set, const char *purpose,
 	if (rv == PG_EXIT_OK)
 		rv = judge_all(ck);
 	if (tmp[0])
-		remove_tree(tmp);
+		pg_remove_tree(tmp);
 	return rv;
 }

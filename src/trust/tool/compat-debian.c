@@ -189,7 +189,7 @@ sync_anchors(const pg_trust_set *set, bool undo, pg_compat_report *r, pg_buf *re
 		if (old == NULL || old_len != len || memcmp(old, pem, len) != 0) {
 			if (mkdir(OUR_DIR, 0755) == 0)
 				chmod(OUR_DIR, 0755);
-			ok = pg_compat_write(path, pem, len, 0644);
+			ok = pg_replace_file(path, pem, len, 0644);
 			if (ok) {
 				pg_compat_changed(r, '+', path);
 				*changed = true;
@@ -347,7 +347,7 @@ sync_conf(const pg_trust_set *set, bool undo, pg_compat_report *r, bool *changed
 	free(text);
 	text = pg_trust_read_file(PG_CA_CONF, &len);
 	if (data != NULL && text != NULL && (n != len || memcmp(data, text, n) != 0)) {
-		ok = pg_compat_write(PG_CA_CONF, data, n, st.st_mode & 07777);
+		ok = pg_replace_file(PG_CA_CONF, data, n, st.st_mode & 07777);
 		if (ok) {
 			pg_compat_changed(r, '~', PG_CA_CONF);
 			*changed = true;

@@ -54,68 +54,6 @@ pg_compat_note(pg_compat_report *r, const char *fmt, ...)
 	pg_buf_printf(&r->notes, "%s\n", line);
 }
 
-bool
-pg_compat_write(const char *path, const void *data, size_t len, mode_t mode)
-{
-	char tmp[4200];
-	const char *slash = strrchr(path, '/');
-	const char *p = data;
-	size_t left = len;
-	int fd;
-	bool ok;
-
-	if (slash == NULL)
-		return false;
-	snprintf(tmp, sizeof(tmp), "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
-	if ((fd = mkstemp(tmp)) < 0) {
-		pg_message("%s: %s", path, strerror(errno));
-		return false;
-	}
-	ok = fchmod(fd, mode) == 0;
-	while (ok && left > 0) {
-		ssize_t n = write(fd, p, left);
-		if (n < 0 && errno == EINTR)
-			continue;
-		ok = n > 0;
-		p += ok ? n : 0;
-		left -= ok ? (size_t)n : 0;
-	}
-	ok = ok && fsync(fd) == 0;
-	ok = close(fd) == 0 && ok;
-	if (ok && rename(tmp, path) == 0)
-		return true;
-	pg_message("%s: %s", path, strerror(errno));
-	unlink(tmp);
-	return false;
-}
-
-void
-pg_compat_remove_tree(const char *path)
-{
-	struct stat st;
-	DIR *dir;
-	struct dirent *e;
-	char child[4200];
-
-	if (lstat(path, &st) != 0)
-		return;
-	if (!S_ISDIR(st.st_mode)) {
-		unlink(path);
-		return;
-	}
-	chmod(path, 0700);
-	if ((dir = opendir(path)) != NULL) {
-		while ((e = readdir(dir)) != NULL) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
-			pg_compat_remove_tree(child);
-		}
-		closedir(dir);
-	}
-	rmdir(path);
-}
-
 int
 pg_compat_run(char *const argv[], const char *input, bool quiet)
 {

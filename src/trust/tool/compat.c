@@ -94,9 +94,9 @@ move_into_place(const char *tmp, const char *dir, const char *name)
 		/* No exchange here: the old one goes first (a short gap). */
 		if (errno != EINVAL && errno != ENOSYS)
 			goto fail;
-		pg_compat_remove_tree(to);
+		pg_remove_tree(to);
 	} else if (lstat(to, &st) == 0 && S_ISDIR(st.st_mode)) {
-		pg_compat_remove_tree(to);
+		pg_remove_tree(to);
 	}
 	if (rename(from, to) == 0)
 		return true;
@@ -190,7 +190,7 @@ compat_user(unsigned flags, pg_compat_report *r)
 	}
 	if (flags & PG_COMPAT_UNDO) {
 		if (lstat(dir, &st) == 0) {
-			pg_compat_remove_tree(dir);
+			pg_remove_tree(dir);
 			pg_compat_changed(r, '-', dir);
 		}
 		goto out;
@@ -220,7 +220,7 @@ compat_user(unsigned flags, pg_compat_report *r)
 	}
 	pg_trust_clear(&set);
 	if (rv == PG_EXIT_OK && unchanged(tmp, dir)) {
-		pg_compat_remove_tree(tmp);
+		pg_remove_tree(tmp);
 		r->updated = true;
 		goto out;
 	}
@@ -232,7 +232,7 @@ compat_user(unsigned flags, pg_compat_report *r)
 		snprintf(path, sizeof(path), "%s/%s", dir, user_files[i].name);
 		pg_compat_changed(r, '+', path);
 	}
-	pg_compat_remove_tree(tmp);
+	pg_remove_tree(tmp);
 	r->updated = rv == PG_EXIT_OK;
 out:
 	free(dir);

@@ -396,29 +396,6 @@ crl_file_name(X509_CRL *crl, char *out, size_t size)
 	snprintf(out, size, "%s%s%s.crl", base, base[0] ? "-" : "", hex);
 }
 
-/* Writes text to path whole: a temporary file beside it, renamed over it. */
-static bool
-write_replace(const char *path, const char *text, size_t len, mode_t mode)
-{
-	char tmp[4200];
-	const char *slash = strrchr(path, '/');
-	int fd;
-	bool ok;
-
-	snprintf(tmp, sizeof(tmp), "%.*s/.%s.XXXXXX", (int)(slash - path), path, slash + 1);
-	if ((fd = mkstemp(tmp)) < 0) {
-		pg_message("%s: %s", path, strerror(errno));
-		return false;
-	}
-	ok = fchmod(fd, mode) == 0 && write(fd, text, len) == (ssize_t)len && fsync(fd) == 0;
-	ok = close(fd) == 0 && ok;
-	if (ok && rename(tmp, path) == 0)
-		return true;
-	pg_message("%s: %s", path, strerror(errno));
-	unlink(tmp);
-	return false;
-}
-
 static char *
 crl_pem(X509_CRL *crl, size_t *len)
 {
@@ -474,7 +451,7 @@ crl_add(const token *t, pg_decide_item *it, X509_CRL *crl, const char *location,
 	}
 	if ((pem = crl_pem(crl, &len)) == NULL)
 		return false;
-	ok = make_dirs(dir, mode) && write_replace(path, pem, len, 0644);
+	ok = make_dirs(dir, mode) && pg_replace_file(path, pem, len, 0644);
 	free(pem);
 	if (ok) {
 		it->result = "stored";

@@ -15,17 +15,6 @@ void pg_compat_changed(pg_compat_report *r, char sign, const char *path);
 void pg_compat_note(pg_compat_report *r, const char *fmt, ...) PG_PRINTF(2, 3);
 
 /*
- * Replaces path with data whole: a temporary file beside it (mode),
- * renamed over it; a link at path is replaced, never written through.
- * False after a message.
- */
-bool pg_compat_write(const char *path, const void *data, size_t len, mode_t mode);
-
-/* Removes a file or a directory tree (read-only ones too); never follows
- * a link. */
-void pg_compat_remove_tree(const char *path);
-
-/*
  * Runs argv[0] (an absolute path) with input on its standard input (NULL:
  * none), its standard output discarded, its errors on ours unless quiet;
  * P11GLUE_COMPAT_NESTED=1 in its environment tells p11glue's hook that
