@@ -291,22 +291,21 @@ bundle_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
 	return -1;
 }
 
-static bool
-bundle_can_distrust(pg_consumer *c, X509 *x, bool as_issuer)
+/* The certificates of certs that issued x, pushed on out (referenced). */
+static void
+issuers_in(STACK_OF(X509) *certs, X509 *x, STACK_OF(X509) *out)
 {
-	return false;
+	for (int i = 0; i < sk_X509_num(certs); i++) {
+		X509 *y = sk_X509_value(certs, i);
+		if (X509_check_issued(y, x) == X509_V_OK && X509_up_ref(y) && !sk_X509_push(out, y))
+			X509_free(y);
+	}
 }
 
 static void
 bundle_issuers(pg_consumer *c, X509 *x, STACK_OF(X509) *out)
 {
-	bundle_data *d = c->data;
-
-	for (int i = 0; i < sk_X509_num(d->certs); i++) {
-		X509 *y = sk_X509_value(d->certs, i);
-		if (X509_check_issued(y, x) == X509_V_OK && X509_up_ref(y) && !sk_X509_push(out, y))
-			X509_free(y);
-	}
+	issuers_in(((bundle_data *)c->data)->certs, x, out);
 }
 
 static void
@@ -321,7 +320,7 @@ bundle_free(pg_consumer *c)
 static const pg_consumer_ops bundle_ops = {
 	.trust = bundle_trust,
 	.revoked = bundle_revoked,
-	.can_distrust = bundle_can_distrust,
+	.can_distrust = pg_consumer_never,
 	.issuers = bundle_issuers,
 	.free = bundle_free,
 };
@@ -377,7 +376,7 @@ absent_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
 static const pg_consumer_ops absent_ops = {
 	.trust = absent_trust,
 	.revoked = absent_revoked,
-	.can_distrust = bundle_can_distrust,
+	.can_distrust = pg_consumer_never,
 };
 
 pg_consumer *
@@ -428,22 +427,10 @@ java_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
 	return -1;
 }
 
-static bool
-java_can_distrust(pg_consumer *c, X509 *x, bool as_issuer)
-{
-	return false;
-}
-
 static void
 java_issuers(pg_consumer *c, X509 *x, STACK_OF(X509) *out)
 {
-	java_data *d = c->data;
-
-	for (int i = 0; i < sk_X509_num(d->certs); i++) {
-		X509 *y = sk_X509_value(d->certs, i);
-		if (X509_check_issued(y, x) == X509_V_OK && X509_up_ref(y) && !sk_X509_push(out, y))
-			X509_free(y);
-	}
+	issuers_in(((java_data *)c->data)->certs, x, out);
 }
 
 static void
@@ -461,7 +448,7 @@ java_free(pg_consumer *c)
 static const pg_consumer_ops java_ops = {
 	.trust = java_trust,
 	.revoked = java_revoked,
-	.can_distrust = java_can_distrust,
+	.can_distrust = pg_consumer_never,
 	.issuers = java_issuers,
 	.free = java_free,
 };

@@ -76,6 +76,12 @@ pg_consumer_always(pg_consumer *c, X509 *x, bool as_issuer)
 	return true;
 }
 
+bool
+pg_consumer_never(pg_consumer *c, X509 *x, bool as_issuer)
+{
+	return false;
+}
+
 /* ---------------------------------------------------------------------------
  * PKCS#11 objects (GnuTLS and NSS)
  */
@@ -465,15 +471,21 @@ static const pg_consumer_ops nss_ops = {
 	.can_distrust = pg_consumer_always,
 };
 
+/* A consumer of the trust modules' objects (set) with these rules. */
+static pg_consumer *
+objects_consumer(const char *name, const pg_consumer_ops *ops, const pg_trust_set *set)
+{
+	pg_consumer *c = pg_consumer_new(name, ops, 0);
+
+	if (c != NULL)
+		c->data = (void *)set;
+	return c;
+}
+
 pg_consumer *
 pg_consumer_nss(const pg_trust_set *set)
 {
-	pg_consumer *c = pg_consumer_new("NSS", &nss_ops, 0);
-
-	if (c == NULL)
-		return NULL;
-	c->data = (void *)set;
-	return c;
+	return objects_consumer("NSS", &nss_ops, set);
 }
 
 static int
@@ -494,10 +506,5 @@ static const pg_consumer_ops chromium_ops = {
 pg_consumer *
 pg_consumer_chromium(const pg_trust_set *set)
 {
-	pg_consumer *c = pg_consumer_new("Chromium", &chromium_ops, 0);
-
-	if (c == NULL)
-		return NULL;
-	c->data = (void *)set;
-	return c;
+	return objects_consumer("Chromium", &chromium_ops, set);
 }

@@ -75,6 +75,8 @@ void pg_consumer_free(pg_consumer *c);
 pg_consumer *pg_consumer_new(const char *name, const pg_consumer_ops *ops, size_t data_size);
 /* can_distrust of a consumer that can distrust anything. */
 bool pg_consumer_always(pg_consumer *c, X509 *x, bool as_issuer);
+/* A can_distrust for consumers that cannot distrust a certificate. */
+bool pg_consumer_never(pg_consumer *c, X509 *x, bool as_issuer);
 
 
 /* A one-line name of a certificate: its label, else its subject. */
