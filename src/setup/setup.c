@@ -660,14 +660,3 @@ pg_setup_has_block(const char *text, const char *target)
 
 	return text != NULL && pg_setup_block_find(text, target, &begin, &end);
 }
-
-/* The registry first, since the proxy that NSS loads reads it, and the
- * trust module there decides what trust's files hold. */
-const pg_setup_target *const pg_setup_targets[PG_SETUP_N_TARGETS] = {
-	&pg_setup_modules,
-	&pg_setup_trust,
-	&pg_setup_ssh,
-	&pg_setup_openssl,
-	&pg_setup_nss,
-	&pg_setup_gnupg,
-};

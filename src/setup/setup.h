@@ -1,10 +1,10 @@
 /*
  * `p11glue setup` and `p11glue status`: configuring other programs to use
  * p11glue's modules. Each program is a target, one file each under
- * targets/ (targets/gnupg.c ...), known to the commands through
- * pg_setup_targets (a new target is a file and a line there); a target describes itself, plans its changes (or their
- * undoing) as edits of configuration files, applies a plan and reports
- * its status. This file's helpers do the file work the targets share:
+ * targets/ (targets/gnupg.c ...), known to the commands through the one
+ * table pg_setup_targets (targets.c: a new target is a file and an entry
+ * there); a target describes itself, plans its changes (or their undoing)
+ * as edits of configuration files, applies a plan and reports its status. This file's helpers do the file work the targets share:
  * blocks of lines marked as p11glue's inside files that are otherwise the
  * user's, edits shown before they are made, and writes that replace a
  * file whole (a temporary file renamed over it) or not at all.
@@ -83,15 +83,7 @@ typedef struct {
 	void (*status)(const pg_setup_env *env, pg_setup_status *status);
 } pg_setup_target;
 
-/* Targets (one file each). */
-extern const pg_setup_target pg_setup_gnupg;
-extern const pg_setup_target pg_setup_modules;
-extern const pg_setup_target pg_setup_nss;
-extern const pg_setup_target pg_setup_ssh;
-extern const pg_setup_target pg_setup_openssl;
-extern const pg_setup_target pg_setup_trust;
-
-/* Every target, in the order a set-up of all of them runs (setup.c). */
+/* Every target, in the order a set-up of all of them runs (targets.c). */
 #define PG_SETUP_N_TARGETS 6
 extern const pg_setup_target *const pg_setup_targets[PG_SETUP_N_TARGETS];
 

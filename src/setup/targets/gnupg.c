@@ -15,6 +15,7 @@
 #include "config.h"
 
 #include "setup.h"
+#include "targets.h"
 
 #include <limits.h>
 #include <pwd.h>
@@ -22,8 +23,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#define SCD_PROGRAM "/usr/bin/gnupg-pkcs11-scd"
-#define PROVIDER "p11glue"
 #define TARGET "gnupg"
 
 /* $GNUPGHOME, else ~/.gnupg; free(). */
@@ -212,9 +211,9 @@ module_of(const pg_setup_env *env, pg_setup_plan *plan)
 static void
 plan_agent(const gnupg_files *f, const gnupg_conf *user, pg_setup_plan *plan)
 {
-	static const char *const lines[] = { "scdaemon-program " SCD_PROGRAM };
+	static const char *const lines[] = { "scdaemon-program " PG_SETUP_SCD_PROGRAM };
 
-	if (user->scdaemon_program != NULL && strcmp(user->scdaemon_program, SCD_PROGRAM) == 0)
+	if (user->scdaemon_program != NULL && strcmp(user->scdaemon_program, PG_SETUP_SCD_PROGRAM) == 0)
 		return;
 	if (user->scdaemon_program != NULL) {
 		pg_setup_problem(plan, "%s, line %zu, sets scdaemon-program %s: p11glue leaves your "
@@ -231,7 +230,7 @@ static void
 plan_scd(const gnupg_files *f, const gnupg_conf *user, const char *module, pg_setup_plan *plan)
 {
 	char library[PATH_MAX + 64];
-	const char *lines[3] = { "providers " PROVIDER, library, NULL };
+	const char *lines[3] = { "providers " PG_SETUP_SCD_PROVIDER, library, NULL };
 
 	if (user->providers != NULL && listed_library(user, module) != NULL)
 		return;
@@ -239,17 +238,17 @@ plan_scd(const gnupg_files *f, const gnupg_conf *user, const char *module, pg_se
 		pg_setup_problem(plan, "%s, line %zu, names providers %s: p11glue leaves your line "
 		                 "alone; add '%s' to it and a line 'provider-%s-library %s', or "
 		                 "remove it and run this again", f->scd_path, user->providers_line,
-		                 user->providers, PROVIDER, PROVIDER, module);
+		                 user->providers, PG_SETUP_SCD_PROVIDER, PG_SETUP_SCD_PROVIDER, module);
 		return;
 	}
-	snprintf(library, sizeof(library), "provider-" PROVIDER "-library %s", module);
+	snprintf(library, sizeof(library), "provider-" PG_SETUP_SCD_PROVIDER "-library %s", module);
 	if (!pg_setup_plan_block(plan, f->scd_path, f->scd_text, f->scd_exists, f->scd_mode, lines,
 	                         2))
 		pg_setup_problem(plan, "out of memory");
 }
 
-static bool
-plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
+bool
+pg_setup_gnupg_plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 {
 	gnupg_files f;
 	gnupg_conf agent = { 0 }, scd = { 0 };
@@ -272,8 +271,8 @@ plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 	plan_scd(&f, &scd, module, p);
 	if (access(module, R_OK) != 0)
 		pg_setup_note(p, "warning: the module %s is not there (yet)", module);
-	if (access(SCD_PROGRAM, X_OK) != 0)
-		pg_setup_note(p, "warning: " SCD_PROGRAM " is not installed (Debian: apt install "
+	if (access(PG_SETUP_SCD_PROGRAM, X_OK) != 0)
+		pg_setup_note(p, "warning: " PG_SETUP_SCD_PROGRAM " is not installed (Debian: apt install "
 		              "gnupg-pkcs11-scd); gpg-agent cannot start it until it is");
 	if (p->n > 0 && p->problems.len == 0)
 		pg_setup_note(p, "a running gpg-agent sees this once restarted: gpgconf --kill gpg-agent");
@@ -289,8 +288,8 @@ out:
  * Status
  */
 
-static void
-status(const pg_setup_env *env, pg_setup_status *st)
+void
+pg_setup_gnupg_status(const pg_setup_env *env, pg_setup_status *st)
 {
 	pg_setup_plan scratch;
 	gnupg_files f;
@@ -309,7 +308,7 @@ status(const pg_setup_env *env, pg_setup_status *st)
 	pg_setup_each_user_line(f.agent_text, NULL, take_agent_line, &agent);
 	pg_setup_each_user_line(f.scd_text, NULL, take_scd_line, &scd);
 	pg_setup_fact(st, "gnupghome", f.home);
-	agent_ok = agent.scdaemon_program && strcmp(agent.scdaemon_program, SCD_PROGRAM) == 0;
+	agent_ok = agent.scdaemon_program && strcmp(agent.scdaemon_program, PG_SETUP_SCD_PROGRAM) == 0;
 	ours = f.agent_text && pg_setup_block_find(f.agent_text, TARGET, &begin, &end);
 	snprintf(text, sizeof(text), "%s%s", agent.scdaemon_program ? agent.scdaemon_program : "(not set)",
 	         agent.scdaemon_program ? (ours ? " (set by p11glue)" : " (set by you)") : "");
@@ -321,7 +320,7 @@ status(const pg_setup_env *env, pg_setup_status *st)
 	         library ? (ours ? " (set by p11glue)" : " (set by you)") : "");
 	pg_setup_fact(st, "module", text);
 	pg_setup_fact(st, "gnupg-pkcs11-scd",
-	              access(SCD_PROGRAM, X_OK) == 0 ? SCD_PROGRAM : "not installed");
+	              access(PG_SETUP_SCD_PROGRAM, X_OK) == 0 ? PG_SETUP_SCD_PROGRAM : "not installed");
 	st->state = agent_ok && scd_ok ? "configured"
 	            : agent_ok || scd_ok ? "partly configured"
 	                                 : "not configured";
@@ -333,27 +332,9 @@ out:
 	pg_setup_plan_clear(&scratch);
 }
 
-static const char *
-unavailable(void)
+const char *
+pg_setup_gnupg_unavailable(void)
 {
-	return access(SCD_PROGRAM, X_OK) == 0 ? NULL
-	       : SCD_PROGRAM " is not installed (Debian: apt install gnupg-pkcs11-scd)";
+	return access(PG_SETUP_SCD_PROGRAM, X_OK) == 0 ? NULL
+	       : PG_SETUP_SCD_PROGRAM " is not installed (Debian: apt install gnupg-pkcs11-scd)";
 }
-
-const pg_setup_target pg_setup_gnupg = {
-	.name = TARGET,
-	.summary = "GnuPG (gpg-agent with gnupg-pkcs11-scd) signs and decrypts with token keys",
-	.description =
-		"  --gnupg    GnuPG, through gnupg-pkcs11-scd (Debian package gnupg-pkcs11-scd):\n"
-		"             in $GNUPGHOME (else ~/.gnupg), gpg-agent.conf gets\n"
-		"             'scdaemon-program " SCD_PROGRAM "' and gnupg-pkcs11-scd.conf\n"
-		"             a provider '" PROVIDER "' naming the store module (with --proxy\n"
-		"             the proxy module, with --module PATH that file). A line of\n"
-		"             your own that sets scdaemon-program or providers otherwise is\n"
-		"             reported and left alone; nothing is changed then. Restart\n"
-		"             gpg-agent afterwards: gpgconf --kill gpg-agent.\n",
-	.system = false,
-	.unavailable = unavailable,
-	.plan = plan,
-	.status = status,
-};

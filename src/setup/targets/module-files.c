@@ -24,6 +24,7 @@
 #include "config.h"
 
 #include "setup.h"
+#include "targets.h"
 #include "conf.h"
 
 #include <p11glue/p11glue.h>
@@ -244,8 +245,8 @@ plan_file(const module_file *f, pg_setup_plan *plan)
 	pg_conf_map_clear(&user);
 }
 
-static bool
-plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
+bool
+pg_setup_modules_plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 {
 	modules_plan m;
 	char *ignored = NULL;
@@ -362,8 +363,8 @@ registry_facts(const pg_setup_env *env, pg_setup_status *st, const char *ignored
 	p11glue_registry_free(reg);
 }
 
-static void
-status(const pg_setup_env *env, pg_setup_status *st)
+void
+pg_setup_modules_status(const pg_setup_env *env, pg_setup_status *st)
 {
 	static const char *const keys[N_FILES] = { "store", "trust", "p11-kit-trust" };
 	pg_setup_plan scratch;
@@ -389,21 +390,3 @@ out:
 	modules_clear(&m);
 	pg_setup_plan_clear(&scratch);
 }
-
-const pg_setup_target pg_setup_modules = {
-	.name = TARGET,
-	.summary = "the module registry lists the key store and the trust module",
-	.description =
-		"  --modules  the module registry (p11-kit's format): in ~/.config/pkcs11/modules\n"
-		"             (with --system " P11GLUE_SYSTEM_MODULES_DIR ", with P11GLUE_CONFIG\n"
-		"             set $P11GLUE_CONFIG/modules), p11glue-store.module and\n"
-		"             p11glue-trust.module (trust-policy: yes) register the key\n"
-		"             store and the trust module, and p11-kit-trust.module with an\n"
-		"             empty 'module:' disables p11-kit's trust module, which would\n"
-		"             read the same anchors. A module: or trust-policy: line of your\n"
-		"             own in these files that says otherwise is reported and left\n"
-		"             alone; nothing is changed then.\n",
-	.system = true,
-	.plan = plan,
-	.status = status,
-};

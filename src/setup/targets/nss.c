@@ -26,6 +26,7 @@
 #include "config.h"
 
 #include "setup.h"
+#include "targets.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,7 +40,6 @@
 #include <unistd.h>
 
 #define TARGET "nss"
-#define NAME "p11glue"
 #define MAX_DBS (PG_SETUP_MAX_EDITS)
 
 static bool
@@ -211,7 +211,7 @@ is_p11glue(const char *library)
 }
 
 /*
- * Finds, in text, the entry named NAME (into *ours) and whether another
+ * Finds, in text, the entry named PG_SETUP_NSS_NAME (into *ours) and whether another
  * entry names module (*theirs, its name). Paragraphs are separated by
  * blank lines; '#' lines are comments.
  */
@@ -228,7 +228,7 @@ scan(const char *text, const char *module, nss_entry *ours, char **theirs)
 	for (;; p += len + (p[len] == '\n')) {
 		len = strcspn(p, "\n");
 		if (len == 0 || strspn(p, " \t\r") == len) {
-			if (cur.name && strcmp(cur.name, NAME) == 0 && ours->name == NULL) {
+			if (cur.name && strcmp(cur.name, PG_SETUP_NSS_NAME) == 0 && ours->name == NULL) {
 				*ours = cur;
 				memset(&cur, 0, sizeof(cur));
 			} else if (cur.name && cur.library && module && strcmp(cur.library, module) == 0 &&
@@ -278,7 +278,7 @@ add_edit(pg_setup_plan *plan, char **path, bool existed, const nss_entry *ours,
 	if (ours->name != NULL)
 		pg_buf_add(&e->removed, ours->lines.data, ours->lines.len);
 	if (module != NULL)
-		pg_buf_printf(&e->added, "library=%s\nname=" NAME "\n", module);
+		pg_buf_printf(&e->added, "library=%s\nname=" PG_SETUP_NSS_NAME "\n", module);
 	/* What apply does is modutil's; new_text only says the file stays. */
 	e->new_text = strdup("");
 	return e->new_text != NULL && !e->added.failed && !e->removed.failed;
@@ -333,9 +333,9 @@ plan_db(pg_setup_plan *plan, const char *dir, bool create, const char *module, b
 	         : theirs != NULL || (ours.library && strcmp(ours.library, module) == 0))
 		goto out;
 	if (!undo && ours.name != NULL && (!ours.library || !is_p11glue(ours.library))) {
-		pg_setup_problem(plan, "%s: a module of yours is named '" NAME "' (library %s): "
+		pg_setup_problem(plan, "%s: a module of yours is named '" PG_SETUP_NSS_NAME "' (library %s): "
 		                 "p11glue leaves it alone; rename or delete it (modutil -dbdir sql:%s "
-		                 "-delete " NAME "), then run this again", dir,
+		                 "-delete " PG_SETUP_NSS_NAME "), then run this again", dir,
 		                 ours.library ? ours.library : "(none)", dir);
 		goto out;
 	}
@@ -354,8 +354,8 @@ out:
 	return ok;
 }
 
-static bool
-plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
+bool
+pg_setup_nss_plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 {
 	nss_dbs d;
 	char *module = NULL;
@@ -491,14 +491,14 @@ apply_db(const pg_setup_edit *e)
 			goto out;
 	}
 	if (e->removed.len > 0) {
-		char *const del[] = { "modutil", "-dbdir", db, "-delete", NAME, "-force", NULL };
+		char *const del[] = { "modutil", "-dbdir", db, "-delete", PG_SETUP_NSS_NAME, "-force", NULL };
 
 		if (!run(del))
 			goto out;
 	}
 	if (strncmp(added, "library=", 8) == 0) {
 		library = (char *)pg_memdup0(added + 8, strcspn(added + 8, "\n"));
-		char *const add[] = { "modutil", "-dbdir", db, "-add", NAME, "-libfile", library,
+		char *const add[] = { "modutil", "-dbdir", db, "-add", PG_SETUP_NSS_NAME, "-libfile", library,
 		                      "-force", NULL };
 
 		if (library == NULL || !run(add))
@@ -511,8 +511,8 @@ out:
 	return ok;
 }
 
-static bool
-apply(const pg_setup_env *env, const pg_setup_plan *p)
+bool
+pg_setup_nss_apply(const pg_setup_env *env, const pg_setup_plan *p)
 {
 	(void)env;
 	for (size_t i = 0; i < p->n; i++) {
@@ -526,8 +526,8 @@ apply(const pg_setup_env *env, const pg_setup_plan *p)
  * Status
  */
 
-static void
-status(const pg_setup_env *env, pg_setup_status *st)
+void
+pg_setup_nss_status(const pg_setup_env *env, pg_setup_status *st)
 {
 	pg_setup_plan scratch;
 	nss_dbs d;
@@ -560,10 +560,10 @@ status(const pg_setup_env *env, pg_setup_status *st)
 			if (ours.library != NULL && is_p11glue(ours.library))
 				snprintf(fact, sizeof(fact), "%s: %s", d.dirs[i], ours.library);
 			else if (ours.library != NULL)
-				snprintf(fact, sizeof(fact), "%s: %s (a module of yours named '" NAME "')",
+				snprintf(fact, sizeof(fact), "%s: %s (a module of yours named '" PG_SETUP_NSS_NAME "')",
 				         d.dirs[i], ours.library);
 			else
-				snprintf(fact, sizeof(fact), "%s: (no module named '" NAME "')", d.dirs[i]);
+				snprintf(fact, sizeof(fact), "%s: (no module named '" PG_SETUP_NSS_NAME "')", d.dirs[i]);
 			n_ok += ours.library != NULL && is_p11glue(ours.library);
 			pg_setup_fact(st, keys[n_db - 1], fact);
 			entry_clear(&ours);
@@ -584,26 +584,9 @@ out:
 	pg_setup_plan_clear(&scratch);
 }
 
-static const char *
-unavailable(void)
+const char *
+pg_setup_nss_unavailable(void)
 {
 	return access("/usr/bin/modutil", X_OK) == 0 ? NULL
 	       : "modutil is not installed (Debian: apt install libnss3-tools)";
 }
-
-const pg_setup_target pg_setup_nss = {
-	.name = TARGET,
-	.summary = "NSS (Chromium, Firefox) sees the proxy module's tokens",
-	.description =
-		"  --nss      NSS (Chromium, Firefox): the proxy module (--module: another of\n"
-		"             p11glue's) is added as '" NAME "' with modutil to ~/.pki/nssdb\n"
-		"             (made when missing, empty password) and to each Firefox\n"
-		"             profile in ~/.mozilla/firefox; --undo deletes it again. Close\n"
-		"             Firefox first. A module of yours named '" NAME "' is reported\n"
-		"             and left alone. There is no --system form.\n",
-	.system = false,
-	.unavailable = unavailable,
-	.plan = plan,
-	.apply = apply,
-	.status = status,
-};

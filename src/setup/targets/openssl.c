@@ -16,6 +16,7 @@
 #include "config.h"
 
 #include "setup.h"
+#include "targets.h"
 #include "objects.h"
 
 #include <p11glue/p11glue.h>
@@ -29,13 +30,12 @@
 #include <openssl/crypto.h>
 
 #define TARGET "openssl"
-#define SYSTEM_FILE "/etc/ssl/p11glue-pkcs11.cnf"
 #define ENGINE_FILE "pkcs11.so"
 
 static char *
 cnf_path(const pg_setup_env *env)
 {
-	return pg_setup_path(env, SYSTEM_FILE, ".config/p11glue/openssl-pkcs11.cnf");
+	return pg_setup_path(env, PG_SETUP_OPENSSL_SYSTEM_FILE, ".config/p11glue/openssl-pkcs11.cnf");
 }
 
 /* The engines directory of this libcrypto: OpenSSL_version gives
@@ -104,8 +104,8 @@ plan_cnf(pg_setup_plan *p, const char *path, const char *text, bool exists, mode
 	}
 }
 
-static bool
-plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
+bool
+pg_setup_openssl_plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 {
 	char *path = cnf_path(env), *text = NULL, *module = NULL, *engine = NULL;
 	size_t user_lines = 0;
@@ -199,8 +199,8 @@ edwards_facts(pg_setup_status *st, const char *module)
 	p11glue_registry_free(reg);
 }
 
-static void
-status(const pg_setup_env *env, pg_setup_status *st)
+void
+pg_setup_openssl_status(const pg_setup_env *env, pg_setup_status *st)
 {
 	pg_setup_plan scratch;
 	char *path = cnf_path(env), *text = NULL, *engine = engine_path();
@@ -234,18 +234,3 @@ out:
 	free(path);
 	pg_setup_plan_clear(&scratch);
 }
-
-const pg_setup_target pg_setup_openssl = {
-	.name = TARGET,
-	.summary = "an OpenSSL configuration that loads the PKCS#11 engine with the store",
-	.description =
-		"  --openssl  OpenSSL's PKCS#11 engine (Debian package libengine-pkcs11-openssl):\n"
-		"             ~/.config/p11glue/openssl-pkcs11.cnf (with --system\n"
-		"             " SYSTEM_FILE "), a file p11glue owns, loads the engine\n"
-		"             with the store module (--proxy: the proxy). Use it with\n"
-		"             OPENSSL_CONF=FILE and '-engine pkcs11 -keyform engine', or\n"
-		"             '.include FILE' at the top of a configuration of yours.\n",
-	.system = true,
-	.plan = plan,
-	.status = status,
-};

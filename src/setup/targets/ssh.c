@@ -19,6 +19,7 @@
 #include "config.h"
 
 #include "setup.h"
+#include "targets.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -27,12 +28,11 @@
 #include <unistd.h>
 
 #define TARGET "ssh"
-#define SYSTEM_FILE "/etc/ssh/ssh_config.d/p11glue.conf"
 
 static char *
 ssh_path(const pg_setup_env *env)
 {
-	return pg_setup_path(env, SYSTEM_FILE, ".ssh/config");
+	return pg_setup_path(env, PG_SETUP_SSH_SYSTEM_FILE, ".ssh/config");
 }
 
 /* The user's PKCS11Provider lines, as ssh reads them. */
@@ -104,8 +104,8 @@ read_conf(const char *text, const char *target, ssh_conf *c)
 	return pg_setup_each_user_line(text, target, take_line, c) == 0;
 }
 
-static bool
-plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
+bool
+pg_setup_ssh_plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 {
 	char *path = ssh_path(env), *text = NULL, *module = NULL;
 	char provider[PATH_MAX + 32];
@@ -175,8 +175,8 @@ is_p11glue_module(const char *path)
 	return found;
 }
 
-static void
-status(const pg_setup_env *env, pg_setup_status *st)
+void
+pg_setup_ssh_status(const pg_setup_env *env, pg_setup_status *st)
 {
 	pg_setup_plan scratch;
 	char *path = ssh_path(env), *text = NULL;
@@ -218,20 +218,3 @@ out:
 	free(path);
 	pg_setup_plan_clear(&scratch);
 }
-
-const pg_setup_target pg_setup_ssh = {
-	.name = TARGET,
-	.summary = "OpenSSH's client offers the token keys (PKCS11Provider)",
-	.description =
-		"  --ssh      OpenSSH's client: ~/.ssh/config (with --system\n"
-		"             " SYSTEM_FILE ", which Debian's ssh_config\n"
-		"             includes) ends with 'Host *' and 'PKCS11Provider' naming the\n"
-		"             store module (--proxy: the proxy). At the end it applies to\n"
-		"             every host but never overrides settings of yours (the first\n"
-		"             value wins). A PKCS11Provider of your own for every host\n"
-		"             naming another module is reported and left alone; nothing is\n"
-		"             changed then.\n",
-	.system = true,
-	.plan = plan,
-	.status = status,
-};

@@ -29,6 +29,7 @@
 #include "config.h"
 
 #include "setup.h"
+#include "targets.h"
 #include "trust-dirs.h"
 
 #include <limits.h>
@@ -296,8 +297,8 @@ plan_system(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 	return true;
 }
 
-static bool
-plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
+bool
+pg_setup_trust_plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 {
 	/* The files are made (or taken away) every time, edits or none. */
 	p->act = true;
@@ -305,8 +306,8 @@ plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 }
 
 /* The files first, then the lines pointing to them; --undo the other way. */
-static bool
-apply(const pg_setup_env *env, const pg_setup_plan *plan)
+bool
+pg_setup_trust_apply(const pg_setup_env *env, const pg_setup_plan *plan)
 {
 	if (!env->undo && env->trust_compat != NULL && !env->trust_compat(env->system, false))
 		return false;
@@ -337,8 +338,8 @@ block_fact(pg_setup_status *st, const char *key, const char *path)
 	return has;
 }
 
-static void
-status(const pg_setup_env *env, pg_setup_status *st)
+void
+pg_setup_trust_status(const pg_setup_env *env, pg_setup_status *st)
 {
 	pg_setup_plan scratch;
 	user_paths u;
@@ -372,24 +373,3 @@ status(const pg_setup_env *env, pg_setup_status *st)
 	paths_clear(&u);
 	pg_setup_plan_clear(&scratch);
 }
-
-const pg_setup_target pg_setup_trust = {
-	.name = TARGET,
-	.summary = "programs that read certificate files follow 'p11glue trust'",
-	.description =
-		"  --trust    the trust decisions of 'p11glue trust' for programs that read\n"
-		"             certificate files: SSL_CERT_FILE, SSL_CERT_DIR, CURL_CA_BUNDLE,\n"
-		"             REQUESTS_CA_BUNDLE, NODE_EXTRA_CA_CERTS and JAVA_TOOL_OPTIONS\n"
-		"             (javax.net.ssl.trustStore) in ~/.config/environment.d/\n"
-		"             60-p11glue-trust.conf and ~/.profile, cacert and capath in\n"
-		"             ~/.curlrc, all naming files in ~/.local/share/p11glue/extracted\n"
-		"             that every trust command keeps up to date; GnuTLS's default\n"
-		"             file cannot be changed per user. With --system: a hook in\n"
-		"             " PG_CA_HOOKS_DIR " keeps p11glue's anchors and\n"
-		"             distrust in what update-ca-certificates builds (/etc/ssl/certs,\n"
-		"             its bundle, Java's cacerts).\n",
-	.system = true,
-	.plan = plan,
-	.apply = apply,
-	.status = status,
-};
