@@ -544,37 +544,37 @@ format_value(pg_buf *out, const unsigned char *value, size_t len,
 	}
 }
 
+/* One "name=value" of the path or the query, after its separator: '?'
+ * before the first query attribute, else ';' (path) or '&' (query). */
+static void
+format_attribute(pg_buf *out, bool *first, bool in_query, const char *name,
+                 const unsigned char *value, size_t len, bool all_escaped)
+{
+	if (*first && in_query)
+		pg_buf_add_byte(out, '?');
+	else if (!*first)
+		pg_buf_add_byte(out, in_query ? '&' : ';');
+	*first = false;
+	pg_buf_add_str(out, name);
+	pg_buf_add_byte(out, '=');
+	format_value(out, value, len, in_query, all_escaped);
+}
+
 static void
 format_component(const p11glue_uri *uri, pg_buf *out, bool in_query)
 {
 	bool first = true;
-	const char sep = in_query ? '&' : ';';
 
 	for (int i = 0; i < P11GLUE_URI_N_FIELDS; i++) {
 		const pg_uri_value *v = &uri->fields[i];
-		if (v->data == NULL || pg_uri_field_specs[i].in_query != in_query)
-			continue;
-		if (first && in_query)
-			pg_buf_add_byte(out, '?');
-		else if (!first)
-			pg_buf_add_byte(out, (unsigned char)sep);
-		first = false;
-		pg_buf_add_str(out, pg_uri_field_specs[i].name);
-		pg_buf_add_byte(out, '=');
-		format_value(out, v->data, v->len, in_query, i == P11GLUE_URI_ID);
+		if (v->data != NULL && pg_uri_field_specs[i].in_query == in_query)
+			format_attribute(out, &first, in_query, pg_uri_field_specs[i].name, v->data,
+			                 v->len, i == P11GLUE_URI_ID);
 	}
 	for (size_t i = 0; i < uri->n_vendor; i++) {
 		const pg_uri_vendor *v = &uri->vendor[i];
-		if (v->in_query != in_query)
-			continue;
-		if (first && in_query)
-			pg_buf_add_byte(out, '?');
-		else if (!first)
-			pg_buf_add_byte(out, (unsigned char)sep);
-		first = false;
-		pg_buf_add_str(out, v->name);
-		pg_buf_add_byte(out, '=');
-		format_value(out, v->value, v->len, in_query, false);
+		if (v->in_query == in_query)
+			format_attribute(out, &first, in_query, v->name, v->value, v->len, false);
 	}
 }
 
