@@ -298,3 +298,23 @@ pg_pad(unsigned char *field, size_t size, const char *text)
 	memset(field, ' ', size);
 	memcpy(field, text, n < size ? n : size);
 }
+
+bool
+pg_array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first)
+{
+	void *array, *grown;
+	size_t more;
+
+	if (n < *cap)
+		return true;
+	more = *cap ? *cap * 2 : first;
+	if (more < *cap || size == 0 || more > SIZE_MAX / size)
+		return false;
+	memcpy(&array, items, sizeof(array));
+	grown = realloc(array, more * size);
+	if (grown == NULL)
+		return false;
+	memcpy(items, &grown, sizeof(grown));
+	*cap = more;
+	return true;
+}

@@ -87,6 +87,15 @@ void pg_buf_printf(pg_buf *buf, const char *fmt, ...) PG_PRINTF(2, 3);
  */
 char *pg_buf_steal(pg_buf *buf, size_t *len);
 
+/*
+ * Makes room for one more element in a growable array: items points to
+ * the array's pointer (T **), *cap is its size in elements of size bytes
+ * each and n of them are in use. When it is full it doubles (first to
+ * first elements). False when out of memory or too large (the array is
+ * unchanged).
+ */
+bool pg_array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first) PG_MUST_CHECK;
+
 /* The value of a hex digit (either case), or -1. */
 int pg_hex_value(unsigned char c);
 

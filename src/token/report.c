@@ -32,19 +32,12 @@ pg_report_clear(pg_report *r)
 void
 pg_report_add(pg_report *r, const char *what, char *uri, const char *name)
 {
-	pg_report_item *more;
 	char *name_copy = name ? strdup(name) : NULL;
 
 	if (r == NULL || r->failed || (name != NULL && name_copy == NULL))
 		goto fail;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 8;
-		more = realloc(r->items, cap * sizeof(*more));
-		if (more == NULL)
-			goto fail;
-		r->items = more;
-		r->cap = cap;
-	}
+	if (!pg_array_grow(&r->items, &r->cap, r->n, sizeof(*r->items), 8))
+		goto fail;
 	r->items[r->n].what = what;
 	r->items[r->n].uri = uri;
 	r->items[r->n].name = name_copy;

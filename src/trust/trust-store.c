@@ -351,14 +351,8 @@ scan(pg_tstore *s, bool *oom)
 static bool
 push(pg_tstore *s, int kind, pg_entry *e, unsigned purpose, unsigned list)
 {
-	if (s->n_objects == s->cap_objects) {
-		size_t cap = s->cap_objects ? s->cap_objects * 2 : 256;
-		pg_object *grown = realloc(s->objects, cap * sizeof(*grown));
-		if (grown == NULL)
-			return false;
-		s->objects = grown;
-		s->cap_objects = cap;
-	}
+	if (!pg_array_grow(&s->objects, &s->cap_objects, s->n_objects, sizeof(*s->objects), 256))
+		return false;
 	s->objects[s->n_objects++] = (pg_object){ (uint8_t)kind, (uint8_t)list, (uint16_t)purpose,
 	                                          e != NULL && e->n_attrs > 0, e };
 	return true;
@@ -448,15 +442,9 @@ list_add(entry_list *l, pg_entry *e)
 {
 	if (l->failed)
 		return;
-	if (l->n == l->cap) {
-		size_t cap = l->cap ? l->cap * 2 : 64;
-		pg_entry **grown = realloc(l->p, cap * sizeof(*grown));
-		if (grown == NULL) {
-			l->failed = true;
-			return;
-		}
-		l->p = grown;
-		l->cap = cap;
+	if (!pg_array_grow(&l->p, &l->cap, l->n, sizeof(*l->p), 64)) {
+		l->failed = true;
+		return;
 	}
 	l->p[l->n++] = e;
 }

@@ -16,9 +16,9 @@
 
 typedef struct {
 	CK_OBJECT_HANDLE *handles;
-	CK_ULONG n;
-	CK_ULONG cap;
-	CK_ULONG pos;
+	size_t n;
+	size_t cap;
+	size_t pos;
 } find_state;
 
 static void
@@ -68,16 +68,8 @@ pg_entry_matches(const pg_entry *e, const CK_ATTRIBUTE *tmpl, CK_ULONG n)
 static bool
 add(find_state *f, CK_OBJECT_HANDLE handle)
 {
-	CK_OBJECT_HANDLE *handles;
-
-	if (f->n == f->cap) {
-		CK_ULONG cap = f->cap ? f->cap * 2 : 16;
-		handles = realloc(f->handles, cap * sizeof(*handles));
-		if (handles == NULL)
-			return false;
-		f->handles = handles;
-		f->cap = cap;
-	}
+	if (!pg_array_grow(&f->handles, &f->cap, f->n, sizeof(*f->handles), 16))
+		return false;
 	f->handles[f->n++] = handle;
 	return true;
 }
@@ -187,7 +179,7 @@ C_FindObjects(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE_PTR phObject,
 	} else if (f == NULL) {
 		rv = CKR_OPERATION_NOT_INITIALIZED;
 	} else {
-		count = f->n - f->pos;
+		count = (CK_ULONG)(f->n - f->pos);
 		if (count > ulMaxObjectCount)
 			count = ulMaxObjectCount;
 		if (count > 0)

@@ -25,15 +25,10 @@ pg_source_take(pg_source *src, unsigned char *blob)
 pg_entry *
 pg_source_add(pg_source *src, int kind)
 {
-	pg_entry *grown, *e;
+	pg_entry *e;
 
-	if (src->n_entries == src->cap_entries) {
-		size_t cap = src->cap_entries ? src->cap_entries * 2 : 16;
-		if ((grown = realloc(src->entries, cap * sizeof(*grown))) == NULL)
-			return NULL;
-		src->entries = grown;
-		src->cap_entries = cap;
-	}
+	if (!pg_array_grow(&src->entries, &src->cap_entries, src->n_entries, sizeof(*e), 16))
+		return NULL;
 	e = &src->entries[src->n_entries++];
 	memset(e, 0, sizeof(*e));
 	e->kind = (uint8_t)kind;
