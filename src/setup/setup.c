@@ -82,6 +82,28 @@ pg_setup_note(pg_setup_plan *plan, const char *fmt, ...)
 }
 
 bool
+pg_setup_status_read(pg_setup_status *status, const char *target, const char *path,
+                     char **text, bool *exists)
+{
+	pg_setup_plan scratch;
+	mode_t mode;
+	bool ok;
+
+	*text = NULL;
+	*exists = false;
+	if (path == NULL) {
+		pg_setup_fact(status, "problem", "no home");
+		return false;
+	}
+	pg_setup_plan_init(&scratch, target);
+	ok = pg_setup_read(&scratch, path, text, exists, &mode);
+	pg_setup_fact(status, ok ? "file" : "problem",
+	              ok ? path : (const char *)scratch.problems.data);
+	pg_setup_plan_clear(&scratch);
+	return ok;
+}
+
+bool
 pg_setup_plan_start(const pg_setup_env *env, bool undo, pg_setup_plan *plan, const char *path,
                     char **text, bool *exists, mode_t *mode)
 {

@@ -106,6 +106,14 @@ bool pg_setup_read(pg_setup_plan *plan, const char *path, char **text, bool *exi
                    mode_t *mode);
 
 /*
+ * How a one-file target's status starts: reads path (NULL: there is no
+ * home directory) into *text (free()), with a "file" fact, or a
+ * "problem" fact saying why it cannot be read and false.
+ */
+bool pg_setup_status_read(pg_setup_status *status, const char *target, const char *path,
+                          char **text, bool *exists);
+
+/*
  * How a one-file target's plan starts: reads path (NULL: there is no
  * home directory) into *text, with the mode a new file gets (0644 for
  * --system, else 0600); for --undo plans the block's removal. True when

@@ -202,19 +202,13 @@ edwards_facts(pg_setup_status *st, const char *module)
 void
 pg_setup_openssl_status(const pg_setup_env *env, pg_setup_status *st)
 {
-	pg_setup_plan scratch;
 	char *path = cnf_path(env), *text = NULL, *engine = engine_path();
 	char *values[2] = { NULL, NULL };
 	bool exists;
-	mode_t mode;
 
-	pg_setup_plan_init(&scratch, TARGET);
 	st->state = "not configured";
-	if (path == NULL || !pg_setup_read(&scratch, path, &text, &exists, &mode)) {
-		pg_setup_fact(st, "problem", path ? (const char *)scratch.problems.data : "no home");
+	if (!pg_setup_status_read(st, TARGET, path, &text, &exists))
 		goto out;
-	}
-	pg_setup_fact(st, "file", path);
 	if (pg_setup_has_block(text, TARGET)) {
 		pg_setup_each_user_line(text, NULL, take_setting, values);
 		pg_setup_fact(st, "module", values[0]);
@@ -226,11 +220,9 @@ pg_setup_openssl_status(const pg_setup_env *env, pg_setup_status *st)
 	}
 	pg_setup_fact(st, "engine", engine && access(engine, R_OK) == 0 ? engine : "not installed");
 out:
-	(void)mode;
 	free(values[0]);
 	free(values[1]);
 	free(engine);
 	free(text);
 	free(path);
-	pg_setup_plan_clear(&scratch);
 }

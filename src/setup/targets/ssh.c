@@ -178,20 +178,14 @@ is_p11glue_module(const char *path)
 void
 pg_setup_ssh_status(const pg_setup_env *env, pg_setup_status *st)
 {
-	pg_setup_plan scratch;
 	char *path = ssh_path(env), *text = NULL;
 	char fact[PATH_MAX + 64];
 	ssh_conf all = { 0 }, user = { 0 };
 	bool exists, ours;
-	mode_t mode;
 
-	pg_setup_plan_init(&scratch, TARGET);
 	st->state = "not configured";
-	if (path == NULL || !pg_setup_read(&scratch, path, &text, &exists, &mode)) {
-		pg_setup_fact(st, "problem", path ? (const char *)scratch.problems.data : "no home");
+	if (!pg_setup_status_read(st, TARGET, path, &text, &exists))
 		goto out;
-	}
-	pg_setup_fact(st, "file", path);
 	read_conf(text, NULL, &all);
 	read_conf(text, TARGET, &user);
 	ours = all.all_value != NULL && user.all_value == NULL;
@@ -211,10 +205,8 @@ pg_setup_ssh_status(const pg_setup_env *env, pg_setup_status *st)
 		st->state = "configured";
 	}
 out:
-	(void)mode;
 	conf_clear(&all);
 	conf_clear(&user);
 	free(text);
 	free(path);
-	pg_setup_plan_clear(&scratch);
 }
