@@ -152,11 +152,15 @@ handshake(int fd)
 
 	int got = 0;
 
-	if (!pg_rpc_send_hello(&conn.stream, PG_RPC_VERSION) || poll(&p, 1, HELLO_TIMEOUT_MS) != 1) {
-		why_locked("%s did not answer", conn.address);
-		return false;
+	/* A server that refuses a peer closes the connection at once: the
+	 * hello cannot be written, or the answer is the end of the stream. */
+	if (pg_rpc_send_hello(&conn.stream, PG_RPC_VERSION)) {
+		if (poll(&p, 1, HELLO_TIMEOUT_MS) != 1) {
+			why_locked("%s did not answer", conn.address);
+			return false;
+		}
+		got = pg_rpc_stream_read(&conn.stream, &f);
 	}
-	got = pg_rpc_stream_read(&conn.stream, &f);
 	ok = got == 1 && pg_rpc_parse_hello(&f, &version) && version <= PG_RPC_VERSION;
 	pg_rpc_frame_clear(&f);
 	conn.version = ok ? version : 0;

@@ -127,9 +127,7 @@ int
 pg_cmd_list_objects(int argc, char **argv)
 {
 	walk w = { .status = PG_EXIT_OK };
-	pg_token_modules reg;
 	p11glue_uri *uri = NULL;
-	size_t count = 0;
 	const pg_opt table[] = {
 		{ "json", 0, PG_OPT_FLAG, &w.json, 0 },
 		{ "login", 0, PG_OPT_FLAG, &w.login, 0 },
@@ -146,23 +144,9 @@ pg_cmd_list_objects(int argc, char **argv)
 		return PG_EXIT_FAIL;
 	w.uri = uri;
 	w.login = w.login || w.pins.user_source != NULL;
-	status = pg_token_open_registry(uri, &reg);
-	if (status == PG_EXIT_OK) {
-		pg_json_init(&w.out, stdout);
-		if (w.json)
-			pg_json_begin_array(&w.out);
-		pg_token_each(&reg, uri, list_token_objects, &w, &count);
-		if (w.json) {
-			pg_json_end_array(&w.out);
-			pg_json_finish(&w.out);
-		}
+	status = pg_tool_walk_tokens(uri, w.json ? &w.out : NULL, true, list_token_objects, &w);
+	if (status == PG_EXIT_OK)
 		status = w.status;
-		if (count == 0) {
-			pg_message("no token matches the URI");
-			status = PG_EXIT_FAIL;
-		}
-	}
-	pg_token_close_registry(&reg);
 	pg_pins_clear(&w.pins);
 	p11glue_uri_free(uri);
 	return status;

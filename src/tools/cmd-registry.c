@@ -327,24 +327,13 @@ pg_cmd_list_tokens(int argc, char **argv)
 	listing l = { "list-tokens [--json] [URI]",
 	              "Lists the tokens of the registered modules, or those the URI\n"
 	              "selects, with the URI that names each.", false, false, true };
-	pg_token_modules reg;
 	pg_json json;
 	int status = listing_parse(&l, argc, argv);
 
 	if (status >= 0)
 		return status;
-	status = pg_token_open_registry(l.uri, &reg);
-	if (status == PG_EXIT_OK) {
-		pg_json_init(&json, stdout);
-		if (l.json)
-			pg_json_begin_array(&json);
-		pg_token_each(&reg, l.uri, list_token, l.json ? &json : NULL, NULL);
-		if (l.json) {
-			pg_json_end_array(&json);
-			pg_json_finish(&json);
-		}
-	}
-	pg_token_close_registry(&reg);
+	status = pg_tool_walk_tokens(l.uri, l.json ? &json : NULL, false, list_token,
+	                             l.json ? &json : NULL);
 	p11glue_uri_free(l.uri);
 	return status;
 }
@@ -447,30 +436,13 @@ pg_cmd_list_mechanisms(int argc, char **argv)
 	listing l = { "list-mechanisms [--json] URI",
 	              "Lists the mechanisms of the tokens the URI selects, with key sizes\n"
 	              "and what each can do.", false, true, true };
-	pg_token_modules reg;
 	pg_json json;
-	size_t count = 0;
 	int status = listing_parse(&l, argc, argv);
 
 	if (status >= 0)
 		return status;
-	status = pg_token_open_registry(l.uri, &reg);
-	if (status == PG_EXIT_OK) {
-		pg_json_init(&json, stdout);
-		if (l.json)
-			pg_json_begin_array(&json);
-		status = pg_token_each(&reg, l.uri, list_token_mechanisms,
-		                            l.json ? &json : NULL, &count);
-		if (l.json) {
-			pg_json_end_array(&json);
-			pg_json_finish(&json);
-		}
-		if (status == 0 && count == 0) {
-			pg_message("no token matches the URI");
-			status = PG_EXIT_FAIL;
-		}
-	}
-	pg_token_close_registry(&reg);
+	status = pg_tool_walk_tokens(l.uri, l.json ? &json : NULL, true, list_token_mechanisms,
+	                             l.json ? &json : NULL);
 	p11glue_uri_free(l.uri);
 	return status;
 }

@@ -130,3 +130,30 @@ pg_json_finish(pg_json *json)
 {
 	fputc('\n', json->out);
 }
+
+int
+pg_tool_walk_tokens(const p11glue_uri *uri, pg_json *json, bool need_one, pg_token_func fn,
+                    void *data)
+{
+	pg_token_modules modules;
+	size_t count = 0;
+	int status = pg_token_open_registry(uri, &modules);
+
+	if (status == PG_EXIT_OK) {
+		if (json != NULL) {
+			pg_json_init(json, stdout);
+			pg_json_begin_array(json);
+		}
+		status = pg_token_each(&modules, uri, fn, data, &count);
+		if (json != NULL) {
+			pg_json_end_array(json);
+			pg_json_finish(json);
+		}
+		if (status == 0 && count == 0 && need_one) {
+			pg_message("no token matches the URI");
+			status = PG_EXIT_FAIL;
+		}
+	}
+	pg_token_close_registry(&modules);
+	return status;
+}

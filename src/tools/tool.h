@@ -132,4 +132,14 @@ void pg_json_finish(pg_json *json);
 
 #include "token.h"
 
+/*
+ * The walk of a listing command over the tokens uri selects in the
+ * registry's modules (and the key store beside them): fn is called for
+ * each with data. With json (not NULL) the output is one JSON array, to
+ * which fn adds its values. With need_one, no token matching is an error
+ * that says so. Returns fn's first non-zero return, else an exit code.
+ */
+int pg_tool_walk_tokens(const p11glue_uri *uri, pg_json *json, bool need_one, pg_token_func fn,
+                        void *data);
+
 #endif /* PG_TOOL_H */
