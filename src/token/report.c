@@ -11,12 +11,6 @@
 #include <string.h>
 
 void
-pg_report_init(pg_report *r)
-{
-	memset(r, 0, sizeof(*r));
-}
-
-void
 pg_report_clear(pg_report *r)
 {
 	if (r == NULL)
@@ -26,7 +20,7 @@ pg_report_clear(pg_report *r)
 		free(r->items[i].name);
 	}
 	free(r->items);
-	pg_report_init(r);
+	memset(r, 0, sizeof(*r));
 }
 
 void

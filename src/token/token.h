@@ -282,8 +282,8 @@ typedef struct {
 	bool failed;                 /* out of memory: some items are missing */
 } pg_report;
 
-void pg_report_init(pg_report *r);
-/* Frees the items (r may be NULL). */
+/* A report starts zeroed (pg_report r = { 0 }). Frees the items and
+ * zeroes r again (r may be NULL). */
 void pg_report_clear(pg_report *r);
 /* Adds an item: what (static), uri (taken; may be NULL), name (copied;
  * may be NULL). r may be NULL: uri is freed. */

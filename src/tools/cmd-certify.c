@@ -278,14 +278,13 @@ do_certify(certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_uri)
 	 * key's --pin-source could be a wrong PIN there, costing a try. */
 	pg_store_opts ca_opts = { a->common.store.module, a->common.store.store, NULL };
 	X509 *cert = NULL;
-	pg_report report;
+	pg_report report = { 0 };
 	char *pem = NULL;
 	long n_old = 0;
 	int status = open_output(&a->common, NULL);
 
 	if (status != -1)
 		return status;
-	pg_report_init(&report);
 	status = pg_signer_open(&key, &a->common.store, uri, true);
 	if (status == PG_EXIT_OK && ca_uri != NULL)
 		status = pg_signer_open(&ca, &ca_opts, ca_uri, false);

@@ -118,13 +118,12 @@ static int
 do_delete(pg_keytoken *kt, const p11glue_uri *uri, const delete_args *a)
 {
 	CK_OBJECT_HANDLE *found = calloc(PG_STORE_MAX_FOUND, sizeof(*found));
-	pg_report report;
+	pg_report report = { 0 };
 	long n;
 	int status;
 
 	if (found == NULL)
 		return PG_EXIT_FAIL;
-	pg_report_init(&report);
 	if ((status = pg_keytoken_select(kt, uri, 0)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_open(kt, !a->dry_run)) != PG_EXIT_OK)
 		goto out;

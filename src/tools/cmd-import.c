@@ -150,7 +150,7 @@ print_json(pg_keytoken *kt, const import_args *a, const pg_report *r)
 static int
 do_import(pg_keytoken *kt, const p11glue_uri *uri, const import_args *a, pg_import *imp)
 {
-	pg_report report;
+	pg_report report = { 0 };
 	int status;
 
 	if (imp->key != NULL && pg_key_kind_of(imp->key) == NULL) {
@@ -163,7 +163,6 @@ do_import(pg_keytoken *kt, const p11glue_uri *uri, const import_args *a, pg_impo
 	    (status = pg_keytoken_open(kt, true)) != PG_EXIT_OK ||
 	    (status = pg_keytoken_login(kt, CKU_USER, uri)) != PG_EXIT_OK)
 		return status;
-	pg_report_init(&report);
 	status = pg_import_write(kt, imp, a->file, a->label, a->id, a->id_len, &report);
 	if (status == PG_EXIT_OK && a->json)
 		print_json(kt, a, &report);
