@@ -109,6 +109,22 @@ pg_token_mechanisms(const pg_token *t, CK_MECHANISM_TYPE **types, CK_ULONG *n)
 	return rv;
 }
 
+CK_RV
+pg_token_mechanism_info(const pg_token *t, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO *info)
+{
+	/* Some modules add flags to what the structure held: start clean. */
+	memset(info, 0, sizeof(*info));
+	return t->funcs->C_GetMechanismInfo(t->slot, type, info);
+}
+
+CK_RV
+pg_token_module_info(p11glue_module *mod, CK_INFO *info)
+{
+	CK_FUNCTION_LIST *f = p11glue_module_functions(mod);
+
+	return f != NULL ? f->C_GetInfo(info) : CKR_GENERAL_ERROR;
+}
+
 /* ---------------------------------------------------------------------------
  * Walking objects
  */

@@ -191,6 +191,11 @@ void pg_keytoken_logout(pg_keytoken *kt);
 int pg_keytoken_destroy(pg_keytoken *kt, CK_OBJECT_HANDLE obj, const char *what);
 /* The mechanisms of a token of a registry walk: *types (free()) and *n. */
 CK_RV pg_token_mechanisms(const pg_token *t, CK_MECHANISM_TYPE **types, CK_ULONG *n);
+/* What the token says of one of its mechanisms (flags a module leaves
+ * unset are clear). */
+CK_RV pg_token_mechanism_info(const pg_token *t, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO *info);
+/* The library information of a module of the registry (C_GetInfo). */
+CK_RV pg_token_module_info(p11glue_module *mod, CK_INFO *info);
 
 /* Re-reads the token information (after C_InitToken / C_InitPIN). */
 void pg_keytoken_refresh(pg_keytoken *kt);

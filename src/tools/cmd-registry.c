@@ -218,11 +218,10 @@ module_token(const pg_token *t, void *data)
 static void
 print_module(const pg_token_modules *modules, p11glue_module *mod, pg_json *json)
 {
-	CK_FUNCTION_LIST *f = p11glue_module_functions(mod);
 	const char *error = p11glue_module_error(mod);
 	module_walk walk = { json, mod };
 	CK_INFO info;
-	CK_RV rv = f ? f->C_GetInfo(&info) : CKR_GENERAL_ERROR;
+	CK_RV rv = pg_token_module_info(mod, &info);
 	char version[16] = "";
 
 	if (rv == CKR_OK)
@@ -415,9 +414,7 @@ list_token_mechanisms(const pg_token *t, void *data)
 		printf("token: %.*s\n", PADDED(t->token.label));
 	}
 	for (CK_ULONG i = 0; rv == CKR_OK && i < n; i++) {
-		/* Some modules add flags to what the structure held: start clean. */
-		memset(&info, 0, sizeof(info));
-		if (t->funcs->C_GetMechanismInfo(t->slot, types[i], &info) == CKR_OK)
+		if (pg_token_mechanism_info(t, types[i], &info) == CKR_OK)
 			print_mechanism(json, types[i], &info);
 	}
 	if (json) {
