@@ -132,6 +132,7 @@ typedef struct {
 	char *path;                  /* the file named; NULL for standard output */
 	char *tmp;                   /* the temporary that replaces it, or NULL */
 	bool created;                /* path itself was created */
+	bool link;                   /* tmp is linked to path at commit (a new file) */
 } pg_outfile;
 
 /*
@@ -144,6 +145,15 @@ typedef struct {
  * path are always refused. Prints why and returns false on failure.
  */
 bool pg_outfile_open(pg_outfile *f, const char *path, bool overwrite, mode_t mode);
+
+/*
+ * As pg_outfile_open, but a new file too appears at path only whole: it
+ * is written under a temporary name beside it (mode mode) and linked
+ * into place at pg_outfile_commit, which refuses then if something took
+ * path meanwhile. A program killed on its way leaves no partial file
+ * by that name, only the temporary (".NAME.XXXXXX").
+ */
+bool pg_outfile_open_whole(pg_outfile *f, const char *path, bool overwrite, mode_t mode);
 
 /*
  * Flushes and closes f (standard output: flushed only) and puts the file

@@ -58,10 +58,10 @@ open_new(pg_outfile *f, const char *path, bool overwrite, mode_t mode)
 	return true;
 }
 
-/* A temporary file beside the regular file path (st), to be renamed
- * over it; it gets the file's permissions. */
+/* A temporary file beside path, to be renamed over it or linked to it;
+ * it gets mode (a replaced file's permissions). */
 static bool
-open_replacement(pg_outfile *f, const char *path, const struct stat *st)
+open_replacement(pg_outfile *f, const char *path, mode_t mode)
 {
 	char *copy = strdup(path), *dir, *base;
 	int fd = -1;
@@ -76,7 +76,7 @@ open_replacement(pg_outfile *f, const char *path, const struct stat *st)
 	}
 	free(copy);
 	fd = mkostemp(f->tmp, O_CLOEXEC);
-	if (fd < 0 || fchmod(fd, st->st_mode & 07777) != 0 || (f->fp = fdopen(fd, "w")) == NULL) {
+	if (fd < 0 || fchmod(fd, mode & 07777) != 0 || (f->fp = fdopen(fd, "w")) == NULL) {
 		pg_message("%s: %s", f->tmp, strerror(errno));
 		if (fd >= 0) {
 			close(fd);
@@ -113,12 +113,66 @@ pg_outfile_open(pg_outfile *f, const char *path, bool overwrite, mode_t mode)
 			return true;
 	} else if (!S_ISREG(st.st_mode)) {
 		refuse_existing(path, overwrite);
-	} else if (open_replacement(f, path, &st)) {
+	} else if (open_replacement(f, path, st.st_mode)) {
 		return true;
 	}
 	free(f->path);
 	f->path = NULL;
 	return false;
+}
+
+bool
+pg_outfile_open_whole(pg_outfile *f, const char *path, bool overwrite, mode_t mode)
+{
+	struct stat st;
+	bool exists;
+	mode_t mask;
+
+	if (strcmp(path, "-") == 0)
+		return pg_outfile_open(f, path, overwrite, mode);
+	memset(f, 0, sizeof(*f));
+	exists = lstat(path, &st) == 0 || errno != ENOENT;
+	if (exists && (!overwrite || !S_ISREG(st.st_mode))) {
+		refuse_existing(path, overwrite);
+		return false;
+	}
+	if ((f->path = strdup(path)) == NULL) {
+		pg_message("out of memory");
+		return false;
+	}
+	if (!exists) {
+		mask = umask(0);
+		umask(mask);
+		st.st_mode = mode & ~mask;
+	}
+	if (!open_replacement(f, path, st.st_mode)) {
+		free(f->path);
+		f->path = NULL;
+		return false;
+	}
+	f->link = !exists;
+	return true;
+}
+
+/* Puts the finished temporary in place: renamed over the file it
+ * replaces, or linked to a name that nothing has taken. */
+static bool
+put_in_place(pg_outfile *f)
+{
+	bool ok;
+
+	if (!f->link)
+		return rename(f->tmp, f->path) == 0;
+	ok = link(f->tmp, f->path) == 0;
+	if (!ok && errno == EEXIST) {
+		refuse_existing(f->path, false);
+		unlink(f->tmp);
+		errno = EEXIST;
+		return false;
+	}
+	if (ok)
+		unlink(f->tmp);
+	return ok;
 }
 
 bool
@@ -138,8 +192,15 @@ pg_outfile_commit(pg_outfile *f)
 	ok = fflush(f->fp) == 0 && fsync(fileno(f->fp)) == 0;
 	ok = fclose(f->fp) == 0 && ok;
 	f->fp = NULL;
-	if (ok && f->tmp != NULL)
-		ok = rename(f->tmp, f->path) == 0;
+	if (ok && f->tmp != NULL) {
+		ok = put_in_place(f);
+		if (!ok && errno == EEXIST) {
+			free(f->tmp);
+			free(f->path);
+			memset(f, 0, sizeof(*f));
+			return false;
+		}
+	}
 	if (!ok) {
 		pg_message("%s: %s", f->path, strerror(errno));
 		unlink(f->tmp ? f->tmp : f->path);

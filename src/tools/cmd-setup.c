@@ -135,10 +135,8 @@ typedef struct {
 	bool dry_run, undo, json;
 } setup_args;
 
-/* The trust target's files (src/trust/tool/compat.c), its notes on
- * standard error. */
-static bool
-trust_compat(bool system, bool undo)
+bool
+pg_tool_trust_compat(bool system, bool undo)
 {
 	pg_compat_report r;
 	const char *p;
@@ -327,7 +325,7 @@ pg_cmd_setup(int argc, char **argv)
 		{ "help", no_argument, NULL, OPT_HELP },
 	};
 	bool selected[N_TARGETS] = { false };
-	setup_args a = { .env.trust_compat = trust_compat };
+	setup_args a = { .env.trust_compat = pg_tool_trust_compat };
 	size_t n_selected = 0;
 	const char *why;
 	pg_json json;

@@ -64,4 +64,8 @@ int pg_cmd_trust_check(int argc, char **argv);
 int pg_cmd_setup(int argc, char **argv);
 int pg_cmd_status(int argc, char **argv);
 
+/* backup and restore (cmd-backup.c). */
+int pg_cmd_backup(int argc, char **argv);
+int pg_cmd_restore(int argc, char **argv);
+
 #endif /* PG_COMMANDS_H */

@@ -132,6 +132,11 @@ void pg_json_finish(pg_json *json);
 
 #include "token.h"
 
+/* The files of the trust target (src/trust/tool/compat.c) made, or with
+ * undo taken away, for the system or the user, its notes on standard
+ * error: what `setup` and `restore` give src/setup (cmd-setup.c). */
+bool pg_tool_trust_compat(bool system, bool undo);
+
 /*
  * The walk of a listing command over the tokens uri selects in the
  * registry's modules (and the key store beside them): fn is called for
