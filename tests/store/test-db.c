@@ -263,6 +263,58 @@ test_two_instances(void)
 	st_fini();
 }
 
+/* Copies the database from over to with SQLite's backup API, in one
+ * transaction on to, as `p11glue restore --replace` does. */
+static void
+copy_db(const char *from, const char *to)
+{
+	sqlite3 *src = NULL, *dst = NULL;
+	sqlite3_backup *b;
+
+	pg_assert_int_eq(sqlite3_open(from, &src), SQLITE_OK);
+	pg_assert_int_eq(sqlite3_open(to, &dst), SQLITE_OK);
+	b = sqlite3_backup_init(dst, "main", src, "main");
+	pg_assert_not_null(b);
+	pg_assert_int_eq(sqlite3_backup_step(b, -1), SQLITE_DONE);
+	pg_assert_int_eq(sqlite3_backup_finish(b), SQLITE_OK);
+	sqlite3_close(dst);
+	sqlite3_close(src);
+}
+
+static void
+test_replaced_whole(void)
+{
+	CK_SLOT_ID slot;
+	CK_SESSION_HANDLE s;
+	char copy[4096];
+
+	st_init();
+	slot = st_token("replaced");
+	s = st_open(slot, true);
+	st_login(s);
+	st_data(s, "before", true, false);
+	snprintf(copy, sizeof(copy), "%s/copy.sqlite", st_dir());
+	copy_db(st_token_path(slot), copy);
+	st_data(s, "after", true, false);
+	st_data(s, "after, private", true, true);
+	pg_assert_int_eq(st_count_label(s, "after"), 1);
+	/* The older copy put back over the token while it is in use: its
+	 * change counter is lower than the one this process saw. */
+	copy_db(copy, st_token_path(slot));
+	pg_assert_int_eq(st_count_label(s, "after"), 0);
+	pg_assert_int_eq(st_count_label(s, "before"), 1);
+	st_login(s);
+	pg_assert_int_eq(st_count_label(s, "after, private"), 0);
+	st_data(s, "written after", true, false);
+	st_fini();
+	st_init();
+	s = st_open(slot, false);
+	pg_assert_int_eq(st_count_label(s, "before"), 1);
+	pg_assert_int_eq(st_count_label(s, "written after"), 1);
+	pg_assert_int_eq(st_count_label(s, "after"), 0);
+	st_fini();
+}
+
 /* Makes a token with some objects and returns its slot (finalized). */
 static CK_SLOT_ID
 populated(void)
@@ -426,6 +478,7 @@ main(int argc, char **argv)
 	pg_test("db/sealed-at-rest", test_sealed_at_rest);
 	pg_test("db/find-templates", test_find_templates);
 	pg_test("db/two-instances", test_two_instances);
+	pg_test("db/replaced-whole", test_replaced_whole);
 	pg_test("db/damaged-header", test_damaged_header);
 	pg_test("db/damaged-truncated", test_damaged_truncated);
 	pg_test("db/damaged-empty", test_damaged_empty);

@@ -257,6 +257,7 @@ struct pg_token {
 	CK_UTF8CHAR label[32];
 	char serial[PG_SERIAL_LEN];
 	int64_t epoch;               /* changes when the token is initialised again */
+	int64_t schema;              /* the schema cookie: changes when the file is replaced */
 	unsigned max_fails;
 	pg_pin_wrap pins[2];         /* [CKU_SO], [CKU_USER] */
 	int64_t change;              /* last change counter seen */

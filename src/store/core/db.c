@@ -12,7 +12,10 @@
  * value, so another process finds what changed with "version > the change
  * it saw" (and deletions in tomb). A process notices that anyone else
  * committed with PRAGMA data_version, a cheap check made at the entry
- * points that read objects. synchronous=NORMAL: a killed process loses
+ * points that read objects. The schema is never changed once made, so
+ * a new schema cookie means the file's pages were replaced whole (SQLite's
+ * backup API, as `p11glue restore --replace` uses, bumps it): the token
+ * is then reloaded whole, as after C_InitToken elsewhere. synchronous=NORMAL: a killed process loses
  * nothing committed (a power loss may lose the last transactions).
  *
  * A token is created under a temporary name and linked into place, so a
@@ -50,8 +53,8 @@
 
 static const char *const stmt_sql[PG_STMT_COUNT] = {
 	[PG_STMT_DATA_VERSION] = "PRAGMA data_version",
-	[PG_STMT_TOKEN] = "SELECT label, serial, max_fails, epoch, change, tomb_floor "
-	                  "FROM token WHERE id = 1",
+	[PG_STMT_TOKEN] = "SELECT label, serial, max_fails, epoch, change, tomb_floor, "
+	                  "(SELECT schema_version FROM pragma_schema_version) FROM token WHERE id = 1",
 	[PG_STMT_PINS] = "SELECT user, kdf, log2n, r, p, salt, wrapped, fails FROM pin",
 	[PG_STMT_CHANGED] = "SELECT id, uid, class, private, version, attrs FROM object "
 	                    "WHERE version > ?1",
@@ -309,6 +312,7 @@ pg_db_open(pg_token *tok)
 	tok->change = -1;
 	tok->data_version = -1;
 	tok->epoch = -1;
+	tok->schema = -1;
 	ro = read_only_files(tok);
 	tok->read_only = ro != NULL;
 	tok->read_only_told = false;

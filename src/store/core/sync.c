@@ -14,7 +14,7 @@
 
 /* Reads the token row and the PINs. */
 static CK_RV
-load_meta(pg_token *tok, int64_t *change, int64_t *epoch)
+load_meta(pg_token *tok, int64_t *change, int64_t *epoch, int64_t *schema)
 {
 	sqlite3_stmt *s = pg_db_stmt(tok, PG_STMT_TOKEN);
 	pg_pin_wrap pins[2];
@@ -31,6 +31,7 @@ load_meta(pg_token *tok, int64_t *change, int64_t *epoch)
 	*epoch = sqlite3_column_int64(s, 3);
 	*change = sqlite3_column_int64(s, 4);
 	tok->tomb_floor = sqlite3_column_int64(s, 5);
+	*schema = sqlite3_column_int64(s, 6);
 	sqlite3_reset(s);
 
 	memset(pins, 0, sizeof(pins));
@@ -157,13 +158,14 @@ apply_changes(pg_token *tok)
 static CK_RV
 load_changes(pg_token *tok)
 {
-	int64_t change = 0, epoch = 0;
-	CK_RV rv = load_meta(tok, &change, &epoch);
+	int64_t change = 0, epoch = 0, schema = 0;
+	CK_RV rv = load_meta(tok, &change, &epoch, &schema);
 
 	if (rv != CKR_OK)
 		return rv;
-	if (epoch != tok->epoch) {
-		/* Initialised anew (by us or another process): start over. */
+	if (epoch != tok->epoch || schema != tok->schema) {
+		/* Initialised anew (by us or another process), or the file
+		 * replaced by another copy of the token (db.c): start over. */
 		if (tok->epoch != -1)
 			pg_token_logout_locked(tok);
 		for (pg_entry *e = tok->objects, *next; e != NULL; e = next) {
@@ -172,6 +174,7 @@ load_changes(pg_token *tok)
 				pg_entry_unpublish_locked(e);
 		}
 		tok->epoch = epoch;
+		tok->schema = schema;
 		tok->change = -1;
 	}
 	if (change == tok->change)
