@@ -25,6 +25,11 @@ packages=(
 	gnupg gpg-agent gpgv gnupg-pkcs11-scd
 	# setup tests: chattr makes a file that cannot be replaced (e2fsprogs)
 	e2fsprogs
+	# backup tests and bench/run-backup.sh: the sqlite3 command (WAL checks,
+	# locks, the reference .backup), bc for the bench's ratios
+	sqlite3 bc
+	# S/MIME tests: gpgsm through gnupg-pkcs11-scd (cmsutil: libnss3-tools)
+	gpgsm
 )
 
 missing=()
