@@ -286,6 +286,15 @@ head -c $((88 + 4 + 262144 + 16)) "$tmp/killed.p11b" >"$tmp/bad.p11b"
 run restore "$tmp/bad.p11b"
 status "a backup cut at the end of a chunk that is not the last" 1
 has "... is reported as truncated" "$err" "*truncated*"
+# A large store: progress on a terminal (script gives one), none otherwise.
+for _ in 1 2 3 4; do
+	sqlite3 "$P11GLUE_STORE_DIR/token-0.sqlite" "INSERT INTO object (uid, class, private, version, attrs)
+		SELECT randomblob(16), class, private, version, attrs FROM object WHERE private = 0;"
+done
+run script -qec "$p11glue backup --passphrase-source $tmp/pass --scrypt-log2n 10 --output $tmp/big.p11b" /dev/null
+has "a backup of a large store shows its progress on a terminal" "$out" "*p11glue: backup: *MiB written*"
+run backup --output "$tmp/big2.p11b"
+lacks "... and not when standard error is no terminal" "$err" "*MiB written*"
 
 # A restore stopped while it waits to replace a locked token.
 home kill-restore
