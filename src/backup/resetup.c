@@ -7,16 +7,6 @@
 
 #include <string.h>
 
-static const pg_setup_target *
-target_named(const char *name)
-{
-	for (size_t i = 0; i < PG_SETUP_N_TARGETS; i++) {
-		if (strcmp(pg_setup_targets[i]->name, name) == 0)
-			return pg_setup_targets[i];
-	}
-	return NULL;
-}
-
 /* Each line of buf as a note about target. */
 static void
 notes(pg_backup_manifest *m, const char *target, const pg_buf *buf)
@@ -34,18 +24,10 @@ static bool
 run(const pg_setup_target *t, const pg_setup_env *env, pg_backup_item *it, pg_backup_manifest *m)
 {
 	pg_setup_plan plan;
-	bool ok = true;
+	bool ok = pg_setup_run(t, env, false, false, &plan) != PG_SETUP_FAILED;
 
-	pg_setup_plan_init(&plan, t->name);
-	if (!t->plan(env, false, &plan))
-		pg_setup_problem(&plan, "out of memory");
-	if (plan.problems.len > 0) {
+	if (plan.problems.len > 0)
 		notes(m, t->name, &plan.problems);
-		ok = false;
-	} else if ((plan.n > 0 || plan.act) &&
-	           !(t->apply ? t->apply : pg_setup_apply_edits)(env, &plan)) {
-		ok = false;
-	}
 	it->action = !ok ? "setup failed" : plan.n > 0 ? "set up" : "set up already";
 	if (ok)
 		notes(m, t->name, &plan.notes);
@@ -74,7 +56,7 @@ pg_resetup(const pg_setup_env *setup, pg_backup_manifest *m)
 		if (it->kind != PG_BACKUP_SETUP || it->state == NULL ||
 		    strcmp(it->state, "configured") != 0)
 			continue;
-		t = target_named(it->name);
+		t = pg_setup_target_named(it->name);
 		why = t != NULL && t->unavailable ? t->unavailable() : NULL;
 		if (t == NULL || why != NULL) {
 			it->action = "left out";

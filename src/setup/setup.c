@@ -682,3 +682,30 @@ pg_setup_has_block(const char *text, const char *target)
 
 	return text != NULL && pg_setup_block_find(text, target, &begin, &end);
 }
+
+pg_setup_result
+pg_setup_run(const pg_setup_target *t, const pg_setup_env *env, bool undo, bool dry_run,
+             pg_setup_plan *plan)
+{
+	pg_setup_plan_init(plan, t->name);
+	if (!t->plan(env, undo, plan))
+		pg_setup_problem(plan, "out of memory");
+	if (plan->problems.len > 0)
+		return PG_SETUP_FAILED;
+	if (plan->n == 0 && !plan->act)
+		return PG_SETUP_UNCHANGED;
+	if (dry_run)
+		return PG_SETUP_PLANNED;
+	return (t->apply ? t->apply : pg_setup_apply_edits)(env, plan) ? PG_SETUP_CHANGED
+	                                                               : PG_SETUP_FAILED;
+}
+
+const pg_setup_target *
+pg_setup_target_named(const char *name)
+{
+	for (size_t i = 0; i < PG_SETUP_N_TARGETS; i++) {
+		if (strcmp(pg_setup_targets[i]->name, name) == 0)
+			return pg_setup_targets[i];
+	}
+	return NULL;
+}

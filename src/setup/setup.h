@@ -83,6 +83,25 @@ typedef struct {
 	void (*status)(const pg_setup_env *env, pg_setup_status *status);
 } pg_setup_target;
 
+/* What pg_setup_run did. */
+typedef enum {
+	PG_SETUP_FAILED,             /* problems (plan->problems), or applying failed */
+	PG_SETUP_UNCHANGED,          /* nothing to do */
+	PG_SETUP_PLANNED,            /* a dry run: planned, not carried out */
+	PG_SETUP_CHANGED             /* carried out */
+} pg_setup_result;
+
+/*
+ * Plans target t (undo: its undoing) into plan, which it initializes and
+ * the caller clears, and, unless dry_run or there is nothing to do,
+ * carries the plan out (the target's apply, else pg_setup_apply_edits).
+ */
+pg_setup_result pg_setup_run(const pg_setup_target *t, const pg_setup_env *env, bool undo,
+                             bool dry_run, pg_setup_plan *plan);
+
+/* The target of that name, or NULL. */
+const pg_setup_target *pg_setup_target_named(const char *name);
+
 /* Every target, in the order a set-up of all of them runs (targets.c). */
 #define PG_SETUP_N_TARGETS 6
 extern const pg_setup_target *const pg_setup_targets[PG_SETUP_N_TARGETS];

@@ -283,20 +283,15 @@ setup_one(const pg_setup_target *t, const setup_args *a, pg_json *json)
 {
 	pg_setup_plan plan;
 	const char *result;
-	bool dry;
+	pg_setup_result r = pg_setup_run(t, &a->env, a->undo, a->dry_run, &plan);
+	bool dry = r != PG_SETUP_CHANGED;
 	int status = PG_EXIT_OK;
 
-	pg_setup_plan_init(&plan, t->name);
-	if (!t->plan(&a->env, a->undo, &plan)) {
-		pg_setup_problem(&plan, "out of memory");
-	}
-	dry = a->dry_run || (plan.n == 0 && !plan.act);
-	if (plan.problems.len > 0) {
+	if (r == PG_SETUP_FAILED && plan.problems.len > 0) {
 		print_messages(t->name, &plan.problems);
 		pg_message("%s: nothing was changed", t->name);
-		status = PG_EXIT_FAIL;
-		result = "failed";
-	} else if (!dry && !(t->apply ? t->apply : pg_setup_apply_edits)(&a->env, &plan)) {
+	}
+	if (r == PG_SETUP_FAILED) {
 		status = PG_EXIT_FAIL;
 		result = "failed";
 	} else {
