@@ -11,13 +11,11 @@
 static void
 notes(pg_backup_manifest *m, const char *target, const pg_buf *buf)
 {
-	const char *p = buf->data ? (const char *)buf->data : "";
+	const char *p = pg_buf_text(buf), *line;
 	size_t n;
 
-	for (; *p; p += n + (p[n] == '\n')) {
-		n = strcspn(p, "\n");
-		pg_backup_note(m, "setup %s: %.*s", target, (int)n, p);
-	}
+	while (pg_next_line(&p, &line, &n))
+		pg_backup_note(m, "setup %s: %.*s", target, (int)n, line);
 }
 
 static bool

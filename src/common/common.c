@@ -318,3 +318,16 @@ pg_array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first)
 	*cap = more;
 	return true;
 }
+
+bool
+pg_next_line(const char **text, const char **line, size_t *len)
+{
+	const char *p = *text;
+
+	if (p == NULL || *p == 0)
+		return false;
+	*line = p;
+	*len = strcspn(p, "\n");
+	*text = p + *len + (p[*len] == '\n');
+	return true;
+}

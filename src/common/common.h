@@ -96,6 +96,19 @@ char *pg_buf_steal(pg_buf *buf, size_t *len);
  */
 bool pg_array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first) PG_MUST_CHECK;
 
+/* A buffer's text, "" when nothing was added. */
+static inline const char *
+pg_buf_text(const pg_buf *buf)
+{
+	return buf->data ? (const char *)buf->data : "";
+}
+
+/*
+ * Steps through the lines of a text: *line and *len get the next line
+ * (without its newline) and *text moves past it; false at the end.
+ */
+bool pg_next_line(const char **text, const char **line, size_t *len);
+
 /* The value of a hex digit (either case), or -1. */
 int pg_hex_value(unsigned char c);
 

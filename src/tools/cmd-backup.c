@@ -80,7 +80,7 @@ static void
 print_json(const pg_backup_manifest *m, const char *file, bool restore)
 {
 	pg_json json;
-	const char *p;
+	const char *p, *line;
 	size_t n;
 
 	pg_json_init(&json, stdout);
@@ -134,10 +134,8 @@ print_json(const pg_backup_manifest *m, const char *file, bool restore)
 	pg_json_end_object(&json);
 	pg_json_key(&json, "notes");
 	pg_json_begin_array(&json);
-	for (p = m->notes.data ? (const char *)m->notes.data : ""; *p; p += n + (p[n] == '\n')) {
-		n = strcspn(p, "\n");
-		pg_json_bytes(&json, p, n);
-	}
+	for (p = pg_buf_text(&m->notes); pg_next_line(&p, &line, &n);)
+		pg_json_bytes(&json, line, n);
 	pg_json_end_array(&json);
 	pg_json_end_object(&json);
 	pg_json_finish(&json);

@@ -139,13 +139,14 @@ bool
 pg_tool_trust_compat(bool system, bool undo)
 {
 	pg_compat_report r;
-	const char *p;
+	const char *p, *line;
+	size_t n;
 	bool ok;
 
 	pg_compat_report_init(&r);
 	ok = pg_trust_compat(system, undo ? PG_COMPAT_UNDO : PG_COMPAT_MAKE, &r) == PG_EXIT_OK;
-	for (p = r.notes.data ? (const char *)r.notes.data : ""; *p; p += strcspn(p, "\n") + 1)
-		fprintf(stderr, "p11glue: trust: %.*s\n", (int)strcspn(p, "\n"), p);
+	for (p = pg_buf_text(&r.notes); pg_next_line(&p, &line, &n);)
+		fprintf(stderr, "p11glue: trust: %.*s\n", (int)n, line);
 	pg_compat_report_clear(&r);
 	return ok;
 }
@@ -191,13 +192,11 @@ setup_take(int opt, const char *arg, void *data)
 static void
 print_lines(FILE *out, const pg_buf *buf, const char *prefix)
 {
-	const char *p = buf->data ? (const char *)buf->data : "";
+	const char *p = pg_buf_text(buf), *line;
 	size_t n;
 
-	for (; *p; p += n + (p[n] == '\n')) {
-		n = strcspn(p, "\n");
-		fprintf(out, "%s%.*s\n", prefix, (int)n, p);
-	}
+	while (pg_next_line(&p, &line, &n))
+		fprintf(out, "%s%.*s\n", prefix, (int)n, line);
 }
 
 /* A target's problems or notes, as messages on standard error. */
@@ -234,15 +233,13 @@ print_plan(const pg_setup_plan *plan, bool dry_run)
 static void
 json_lines(pg_json *json, const char *key, const pg_buf *buf)
 {
-	const char *p = buf->data ? (const char *)buf->data : "";
+	const char *p = pg_buf_text(buf), *line;
 	size_t n;
 
 	pg_json_key(json, key);
 	pg_json_begin_array(json);
-	for (; *p; p += n + (p[n] == '\n')) {
-		n = strcspn(p, "\n");
-		pg_json_bytes(json, p, n);
-	}
+	while (pg_next_line(&p, &line, &n))
+		pg_json_bytes(json, line, n);
 	pg_json_end_array(json);
 }
 
