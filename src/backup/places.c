@@ -140,7 +140,8 @@ pg_places_tokens(const char *dir, pg_places_list *l)
 		ok = (path = strdup(e->d_name)) != NULL && list_add(l, path);
 	}
 	closedir(d);
-	if (ok)
+	/* (qsort takes no NULL array, even empty.) */
+	if (ok && l->n > 1)
 		qsort(l->names, l->n, sizeof(*l->names), by_token_number);
 	return ok;
 }
@@ -193,7 +194,8 @@ pg_places_files(const char *dir, pg_places_list *l)
 		pg_places_list_clear(l);
 		return false;
 	}
-	qsort(l->names, l->n, sizeof(*l->names), by_name);
+	if (l->n > 1)
+		qsort(l->names, l->n, sizeof(*l->names), by_name);
 	return true;
 }
 

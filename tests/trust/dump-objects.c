@@ -188,7 +188,8 @@ main(int argc, char **argv)
 			for (size_t k = 0; k < n_per; k++)
 				printf("%s\t0x%lx\t%lu\n", label, per[k].klass, per[k].n);
 		} else if (print) {
-			qsort(lines, n_lines, sizeof(*lines), cmp_str);
+			if (n_lines > 1)
+				qsort(lines, n_lines, sizeof(*lines), cmp_str);
 			printf("token %s: %zu objects\n", label, n_lines);
 			for (size_t k = 0; k < n_lines; k++)
 				printf("%s\n", lines[k]);
