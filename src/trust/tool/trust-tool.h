@@ -188,6 +188,33 @@ typedef struct {
 int pg_trust_decide(pg_decide_op op, char **names, int n, pg_decide_report *r);
 void pg_decide_report_clear(pg_decide_report *r);
 
+/* A decision about a certificate given as DER (`p11glue adopt`): an
+ * anchor trusted for purposes (dotted OIDs) and distrusted for rejects
+ * (neither: every purpose), or a distrusted certificate. Lent. */
+typedef struct {
+	bool distrust;
+	const unsigned char *der;
+	size_t len;
+	const char *label;           /* the objects' label, or NULL */
+	const char *const *purposes;
+	size_t n_purposes;
+	const char *const *rejects;
+	size_t n_rejects;
+} pg_decide_cert;
+
+/*
+ * Makes each decision as pg_trust_decide does (an item each, its
+ * operand the label), and for an anchor stores its purposes as stapled
+ * extensions of its key (an extKeyUsage of the purposes, OpenSSL's reject
+ * list of the rejects), replacing other ones there. An anchor already
+ * stored with the same purposes is "already stored"; with others,
+ * "purposes changed". With dry_run nothing is written and results are
+ * "would store", "would distrust" and "would change its purposes".
+ * Returns an exit code.
+ */
+int pg_trust_decide_certs(const pg_decide_cert *certs, size_t n, bool dry_run,
+                          pg_decide_report *r);
+
 /* An X.509 Name (DER) as RFC 2253 text, a serial number (INTEGER DER)
  * as hex; free(). NULL when they cannot be read. */
 char *pg_trust_name_text(const unsigned char *der, size_t len);
