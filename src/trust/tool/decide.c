@@ -430,10 +430,12 @@ decide_one(const pg_decide_token *t, pg_decide_op op, pg_decide_item *it, const 
 	return ok;
 }
 
-/* Loads the trust, finds the writable token and opens a session on it
- * (read-write unless dry), saying where in r. */
+/* Loads the trust, finds the writable token (the first, or the one at
+ * path) and opens a session on it (read-write unless dry), saying where
+ * in r. */
 static int
-open_writable(pg_trust_set *set, pg_decide_token *t, bool dry, pg_decide_report *r)
+open_writable(pg_trust_set *set, pg_decide_token *t, const char *path, bool dry,
+              pg_decide_report *r)
 {
 	CK_SLOT_ID slot;
 	char location[65];
@@ -444,8 +446,12 @@ open_writable(pg_trust_set *set, pg_decide_token *t, bool dry, pg_decide_report 
 	pg_compat_report_init(&r->compat);
 	if ((rv = pg_trust_load(set)) != PG_EXIT_OK)
 		return rv;
-	if (!pg_trust_writable_token(&t->f, &slot)) {
-		pg_message("no configured writable location to store anchors");
+	if (!pg_trust_writable_token_at(path, &t->f, &slot)) {
+		if (path != NULL)
+			pg_message("p11glue's trust does not read %s, where your decisions go (p11glue "
+			           "setup --modules registers its trust module)", path);
+		else
+			pg_message("no configured writable location to store anchors");
 		pg_trust_clear(set);
 		return PG_EXIT_FAIL;
 	}
@@ -483,7 +489,7 @@ pg_trust_decide(pg_decide_op op, char **names, int n_names, pg_decide_report *r)
 {
 	pg_trust_set set;
 	pg_decide_token t;
-	int rv = open_writable(&set, &t, false, r);
+	int rv = open_writable(&set, &t, NULL, false, r);
 
 	if (rv != PG_EXIT_OK)
 		return rv;
@@ -500,8 +506,12 @@ pg_trust_decide_certs(const pg_decide_cert *certs, size_t n, bool dry_run, pg_de
 {
 	pg_trust_set set;
 	pg_decide_token t;
-	int rv = open_writable(&set, &t, dry_run, r);
+	char *user = pg_trust_user_dir();
+	int rv = user ? open_writable(&set, &t, user, dry_run, r) : PG_EXIT_FAIL;
 
+	if (user == NULL)
+		pg_message("no home directory for your trust decisions: set HOME");
+	free(user);
 	if (rv != PG_EXIT_OK)
 		return rv;
 	for (size_t i = 0; i < n && rv == PG_EXIT_OK; i++) {

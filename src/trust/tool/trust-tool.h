@@ -88,6 +88,8 @@ int pg_trust_each_token(void (*fn)(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool po
 void pg_trust_release(void);
 /* The first writable token of the modules pg_trust_each_token loaded. */
 bool pg_trust_writable_token(CK_FUNCTION_LIST **fp, CK_SLOT_ID *slot);
+/* The same, the first whose location is path (NULL: any). */
+bool pg_trust_writable_token_at(const char *path, CK_FUNCTION_LIST **fp, CK_SLOT_ID *slot);
 
 /* Loads every certificate and CRL the trust modules expose. */
 int pg_trust_load(pg_trust_set *set);
@@ -204,7 +206,9 @@ typedef struct {
 
 /*
  * Makes each decision as pg_trust_decide does (an item each, its
- * operand the label), and for an anchor stores its purposes as stapled
+ * operand the label), in the user's own directory (pg_trust_user_dir,
+ * whoever runs it: root's decisions about its own browsers are not the
+ * system's), and for an anchor stores its purposes as stapled
  * extensions of its key (an extKeyUsage of the purposes, OpenSSL's reject
  * list of the rejects), replacing other ones there. An anchor already
  * stored with the same purposes is "already stored"; with others,
