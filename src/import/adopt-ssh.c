@@ -15,6 +15,7 @@
 #include <openssl/evp.h>
 
 #include <dirent.h>
+#include <stdio.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -228,8 +229,43 @@ is_key_file(const char *text, size_t len, const char **left)
 	return *left != NULL;
 }
 
+/* The version of the installed OpenSSH as major * 100 + minor (its
+ * "ssh -V"), or 0 when unknown. */
+static int
+ssh_version(void)
+{
+	char *argv[] = { "ssh", "-V", NULL };
+	pg_buf err;
+	const char *v;
+	int major = 0, minor = 0;
+
+	pg_buf_init(&err);
+	if (pg_adopt_have("ssh") && pg_adopt_exec(argv, NULL, 0, NULL, &err) && err.data != NULL &&
+	    (v = strstr((const char *)err.data, "OpenSSH_")) != NULL &&
+	    sscanf(v + 8, "%d.%d", &major, &minor) != 2)
+		major = minor = 0;
+	pg_buf_clear(&err);
+	return major * 100 + minor;
+}
+
+/* OpenSSH reads Ed25519 keys from PKCS#11 modules from 9.4 on: before,
+ * the file stays needed. */
 static void
-adopt_key_file(pg_adopt *a, const char *path, const unsigned char *data, size_t len)
+note_ed25519(pg_adopt *a, pg_adopt_item *it, int version)
+{
+	if (version == 0 || version >= 904 ||
+	    (it->state != PG_ADOPT_TAKEN && it->state != PG_ADOPT_THERE))
+		return;
+	free(it->remove);
+	it->remove = NULL;
+	pg_adopt_set(a, it, it->state, "%s%sOpenSSH %d.%d uses no Ed25519 keys of PKCS#11 modules "
+	             "(9.4 and later do): keep the file for ssh", it->why ? it->why : "",
+	             it->why ? "; " : "", version / 100, version % 100);
+}
+
+static void
+adopt_key_file(pg_adopt *a, const char *path, const unsigned char *data, size_t len,
+               int version)
 {
 	char *shown = pg_adopt_pretty(a, path);
 	ask_ctx ctx = { a, shown, a->opts->dry_run };
@@ -259,19 +295,19 @@ adopt_key_file(pg_adopt *a, const char *path, const unsigned char *data, size_t 
 	/* Known by its public key: nothing to decrypt. */
 	if (f.blob != NULL && pg_adopt_find_blob(a, f.blob, f.blob_len) != NULL) {
 		pg_adopt_set(a, it, PG_ADOPT_THERE, NULL);
-		goto out;
-	}
-	rv = pg_import_parse(data, len, &io, &imp);
-	if (rv != PG_IMPORT_OK)
+	} else if ((rv = pg_import_parse(data, len, &io, &imp)) != PG_IMPORT_OK) {
 		parse_failed(a, it, rv, &imp);
-	else if (imp.key == NULL)
+	} else if (imp.key == NULL) {
 		pg_adopt_set(a, it, PG_ADOPT_LEFT, "no private key in the file");
-	else
+	} else {
 		pg_adopt_write(a, it, &imp, path, imp.key_label ? NULL : f.comment);
+	}
 	if (it->state == PG_ADOPT_LEFT || it->state == PG_ADOPT_FAILED) {
 		free(it->remove);
 		it->remove = NULL;
 	}
+	if (strcmp(f.type, "ssh-ed25519") == 0 || (imp.key && EVP_PKEY_is_a(imp.key, "ED25519")))
+		note_ed25519(a, it, version);
 out:
 	pg_import_clear(&imp);
 	face_clear(&f);
@@ -303,7 +339,7 @@ pg_adopt_ssh(pg_adopt *a)
 {
 	struct dirent **names = NULL;
 	pg_buf dir, path;
-	int n;
+	int n, version = -1;
 
 	pg_buf_init(&dir);
 	pg_buf_printf(&dir, "%s/.ssh", a->home);
@@ -321,8 +357,10 @@ pg_adopt_ssh(pg_adopt *a)
 			data = pg_read_fd(fd, MAX_KEY_FILE, &len);
 		if (fd >= 0)
 			close(fd);
+		if (data != NULL && version < 0)
+			version = ssh_version();
 		if (data != NULL)
-			adopt_key_file(a, (const char *)path.data, data, len);
+			adopt_key_file(a, (const char *)path.data, data, len, version);
 		pg_free_secret(data, len);
 		pg_buf_clear(&path);
 		free(names[i]);
