@@ -70,6 +70,7 @@ void
 pg_adopt_set(pg_adopt *a, pg_adopt_item *it, pg_adopt_state st, const char *fmt, ...)
 {
 	va_list ap;
+	char *why;
 
 	it->state = st;
 	if (st == PG_ADOPT_FAILED)
@@ -81,21 +82,25 @@ pg_adopt_set(pg_adopt *a, pg_adopt_item *it, pg_adopt_state st, const char *fmt,
 	}
 	if (fmt == NULL)
 		return;
-	free(it->why);
+	/* Formatted first: the arguments may be the old text. */
 	va_start(ap, fmt);
-	it->why = vformat(fmt, ap);
+	why = vformat(fmt, ap);
 	va_end(ap);
+	free(it->why);
+	it->why = why;
 }
 
 void
 pg_adopt_remove(pg_adopt_item *it, const char *fmt, ...)
 {
 	va_list ap;
+	char *text;
 
-	free(it->remove);
 	va_start(ap, fmt);
-	it->remove = vformat(fmt, ap);
+	text = vformat(fmt, ap);
 	va_end(ap);
+	free(it->remove);
+	it->remove = text;
 }
 
 char *
