@@ -328,7 +328,7 @@ adopt_key(nss_db *db, const char *nick, X509 *cert, pg_adopt_item *it)
 
 	pg_adopt_remove(it, "its key: certutil -d %s -F -n '%s', once NSS programs use the store "
 	                "(p11glue setup --nss)", db->db, nick);
-	if (k != NULL && (k->has_cert || pg_adopt_has_cert(db->a, cert))) {
+	if (k != NULL && pg_adopt_has_cert(db->a, cert)) {
 		pg_adopt_set(db->a, it, PG_ADOPT_THERE, NULL);
 		return;
 	}

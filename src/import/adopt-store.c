@@ -394,7 +394,8 @@ pg_adopt_write(pg_adopt *a, pg_adopt_item *it, pg_import *imp, const char *file,
 	char *base = strrchr(file, '/') ? strdup(strrchr(file, '/') + 1) : strdup(file);
 	char *name = NULL, why[200];
 
-	if (k != NULL && (leaf == NULL || k->has_cert || pg_adopt_has_cert(a, leaf))) {
+	/* A key there with this certificate (or none to add) is there. */
+	if (k != NULL && (leaf == NULL || pg_adopt_has_cert(a, leaf))) {
 		pg_adopt_set(a, it, PG_ADOPT_THERE, NULL);
 	} else if (imp->key == NULL && imp->certs != NULL && sk_X509_num(imp->certs) == 1 &&
 	           pg_adopt_has_cert(a, sk_X509_value(imp->certs, 0))) {
