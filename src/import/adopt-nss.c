@@ -276,11 +276,9 @@ export_key(nss_db *db, pg_adopt_item *it, const char *nick, pg_import *imp)
 	snprintf(name, sizeof(name), "export-%u.p12", db->n_exports++);
 	pg_buf_init(&err);
 	for (bool refused = false; pw_path != NULL && db_password(db, refused); refused = true) {
-		pg_buf b;
-		pg_buf_init(&b);
-		pg_buf_printf(&b, "%s/%s", db->a->tmpdir, name);
+		/* Made here first, 0600, whatever pk12util would make. */
 		free(p12);
-		p12 = pg_buf_steal(&b, NULL);
+		p12 = pg_adopt_tmpfile(db->a, name, "", 0);
 		if (p12 == NULL)
 			break;
 		argv[0] = "pk12util"; argv[1] = "-o"; argv[2] = p12; argv[3] = "-n";

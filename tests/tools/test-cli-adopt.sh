@@ -149,8 +149,31 @@ pk12util -i "$pki/tb.p12" -d "sql:$tb" -W x -K 'other pass' >/dev/null
 run client "$p11glue" import --module "$store" "$pki/me.key" "pkcs11:token=test?pin-source=$tmp/pin"
 ran "(the NSS key imported alone first, without its certificate)"
 secret "$tmp/pass" "db pass"
-run adopt --passphrase-source "$tmp/pass" </dev/null
+# pk12util as adopt runs it, watched: where its files are, and how.
+mkdir -p "$tmp/watch" "$tmp/adopt-tmp"
+real_pk12util=$(command -v pk12util)
+cat >"$tmp/watch/pk12util" <<WATCH
+#!/bin/bash
+args=("\$@")
+for ((i = 0; i < \${#args[@]}; i++)); do
+	case \${args[i]} in
+	-o) out=\${args[i + 1]} ;;
+	-w) pw=\${args[i + 1]} ;;
+	esac
+done
+printf 'dir %s output %s password %s %s\n' "\$(stat -c %a "\$(dirname "\$out")")" \
+	"\$(stat -c %a "\$out")" "\$(stat -c %a "\$pw")" "\$(wc -c <"\$pw")" >>"$tmp/watch.log"
+case " \$* " in *" -W "*) echo "a password on the command line" >>"$tmp/watch.log" ;; esac
+exec "$real_pk12util" "\$@"
+WATCH
+chmod 755 "$tmp/watch/pk12util"
+run "${client_env[@]}" PATH="$tmp/watch:$PATH" TMPDIR="$tmp/adopt-tmp" "$p11glue" adopt \
+	--pin-source "$tmp/pin" --passphrase-source "$tmp/pass" </dev/null
 status "adopt: the Thunderbird database's password is wrong: exit 1" 1
+has "pk12util exports into a private directory, to a 0600 file, under a random password in a 0600 file" \
+	"$(cat "$tmp/watch.log")" "dir 700 output 600 password 600 48*"
+lacks "... never a password on its command line" "$(cat "$tmp/watch.log")" "*command line*"
+same "... and the directory is gone afterwards" "$(ls -A "$tmp/adopt-tmp")" ""
 has "C,, is an anchor for server-auth only" "$(line "$out" "SSL Only CA")" \
 	"adopted: nss: ~/.pki/nssdb: SSL Only CA: certificate 'SSL Only CA' (trust C,,): anchor for server-auth"
 has "p,C, an anchor for email, distrusted for SSL's purposes" "$(line "$out" "Mixed CA")" \
