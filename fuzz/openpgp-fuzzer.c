@@ -23,7 +23,7 @@ check_key(const pg_pgp_ring *ring, const pg_pgp_key *key, const p11glue_pin *pas
 	char why[200];
 	EVP_PKEY *priv = NULL;
 
-	if (key->fpr_len != 0 && key->fpr_len != (key->version == 6 ? 32u : 20u))
+	if (key->fpr_len != 0 && key->fpr_len != (key->version >= 5 ? 32u : 20u))
 		abort();
 	if (key->primary >= ring->n || (key->subkey && key->primary == (size_t)(key - ring->keys)))
 		abort();

@@ -423,7 +423,7 @@ read_keys(gnupg *g)
 	const char *export_args[] = { "--export", NULL };
 	char *argv_fprs[PG_N_ELEMENTS(((block *)0)->it) * 4 + 2];
 	pg_buf out, err;
-	char why[200];
+	char why[200] = "";
 	pg_adopt_item *it;
 	bool ok;
 
@@ -443,11 +443,12 @@ read_keys(gnupg *g)
 		ok = gpg(g, (const char *const *)argv_fprs, NULL, 0, &out, &err) && !out.failed;
 		g->pub_data = ok ? (unsigned char *)pg_buf_steal(&out, &g->pub_len) : NULL;
 		pg_buf_clear(&out);
+		why[0] = 0;
 		ok = g->pub_data != NULL &&
 		     pg_pgp_parse(g->pub_data, g->pub_len, &g->pub, why, sizeof(why)) == PG_PGP_OK;
 	}
 	if (!ok && (it = pg_adopt_add(g->a, "gnupg", g->shown, "GnuPG's keys")) != NULL)
-		pg_adopt_set(g->a, it, PG_ADOPT_FAILED, "%s", first_error(&err));
+		pg_adopt_set(g->a, it, PG_ADOPT_FAILED, "%s", why[0] ? why : first_error(&err));
 	pg_buf_clear(&err);
 	return ok && g->list.n > 0;
 }

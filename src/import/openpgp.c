@@ -263,7 +263,8 @@ read_material(pg_be_reader *r, pg_pgp_key *key)
  * Key packets
  */
 
-/* The fingerprint of the public part body[0 .. len) (§5.5.4). */
+/* The fingerprint of the public part body[0 .. len) (§5.5.4; version 5
+ * as LibrePGP defines it). */
 static bool
 fingerprint(pg_pgp_key *key, const uint8_t *body, size_t len)
 {
@@ -271,11 +272,11 @@ fingerprint(pg_pgp_key *key, const uint8_t *body, size_t len)
 	size_t head_len;
 	unsigned int n = 0;
 	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
-	bool v6 = key->version == 6;
+	bool v6 = key->version >= 5;
 	bool ok;
 
 	if (v6) {
-		head[0] = 0x9b;
+		head[0] = key->version == 5 ? 0x9a : 0x9b;
 		head[1] = (uint8_t)(len >> 24);
 		head[2] = (uint8_t)(len >> 16);
 		head[3] = (uint8_t)(len >> 8);
@@ -309,13 +310,13 @@ read_key(const uint8_t *body, size_t len, pg_pgp_key *key, char *why, size_t siz
 	key->version = v ? v[0] : 0;
 	if (v == NULL)
 		return fail(why, size, PG_PGP_ERR_FORMAT, "an empty key packet");
-	if (key->version != 4 && key->version != 6)
+	if (key->version < 4 || key->version > 6)
 		return fail(why, size, PG_PGP_ERR_UNSUPPORTED, "a version %u key packet (4 and 6 are read)",
 		            key->version);
 	key->created = pg_be_u32(&r);
 	v = pg_be_bytes(&r, 1);
 	key->algo = v ? v[0] : 0;
-	if (key->version == 6)
+	if (key->version >= 5)
 		material = pg_be_u32(&r);
 	start = r.off;
 	if (r.failed)
@@ -327,15 +328,22 @@ read_key(const uint8_t *body, size_t len, pg_pgp_key *key, char *why, size_t siz
 	if (got == MATERIAL_UNKNOWN) {
 		/* Kept, unusable: its length is known for version 6 keys and
 		 * public packets, which gives the fingerprint. */
-		if (key->version == 6 && pg_be_bytes(&r, material) == NULL)
+		if (key->version >= 5 && pg_be_bytes(&r, material) == NULL)
 			return fail(why, size, PG_PGP_ERR_FORMAT, "a truncated key packet");
 		if (key->version == 4 && !key->secret)
 			r.off = len;
 		if (key->version == 4 && key->secret)
 			return PG_PGP_OK;
 	}
-	if (key->version == 6 && r.off - start != material)
+	if (key->version >= 5 && r.off - start != material)
 		return fail(why, size, PG_PGP_ERR_FORMAT, "the key material's length is wrong");
+	/* LibrePGP's version 5 (GnuPG 2.4): framed as version 6, its secret
+	 * part another way; known by its fingerprint, not read. */
+	if (key->version == 5) {
+		EVP_PKEY_free(key->public_key);
+		key->public_key = NULL;
+		key->unsupported = "a version 5 (LibrePGP) key, which is not read";
+	}
 	key->pub = body + start;
 	key->pub_len = r.off - start;
 	if (!fingerprint(key, body, r.off))

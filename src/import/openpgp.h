@@ -48,12 +48,13 @@ enum {
 typedef struct {
 	bool secret;                 /* a secret key packet (tags 5 and 7) */
 	bool subkey;                 /* tags 7 and 14 */
-	unsigned version;            /* 4 or 6 */
+	unsigned version;            /* 4 or 6 (5: LibrePGP's, only known by its
+	                                fingerprint: unsupported) */
 	uint32_t created;
 	unsigned algo;
 	const char *curve;           /* libcrypto's name of an EC or Edwards curve, or NULL */
 	unsigned char fpr[32];
-	size_t fpr_len;              /* 20 (v4) or 32 (v6) */
+	size_t fpr_len;              /* 20 (v4) or 32 (v5, v6) */
 	size_t primary;              /* index of its primary key in the ring (itself for one) */
 	const uint8_t *pub;          /* the public key material */
 	size_t pub_len;

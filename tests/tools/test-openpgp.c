@@ -350,8 +350,9 @@ test_framing(void)
 	static const uint8_t uid_first[] = { 0xcd, 0x01, 'x' };
 	/* A public subkey packet (tag 14) first */
 	static const uint8_t sub_first[] = { 0xce, 0x06, 0x04, 0, 0, 0, 0, 1 };
-	/* Version 3 and version 5 keys */
+	/* Version 3 and version 7 keys, and a version 5 key cut short */
 	static const uint8_t v3[] = { 0xc6, 0x06, 0x03, 0, 0, 0, 0, 1 };
+	static const uint8_t v7[] = { 0xc6, 0x06, 0x07, 0, 0, 0, 0, 1 };
 	static const uint8_t v5[] = { 0xc6, 0x06, 0x05, 0, 0, 0, 0, 1 };
 	/* A version 4 public key of an unknown algorithm: kept, unusable */
 	static const uint8_t unknown[] = { 0xc6, 0x08, 0x04, 0, 0, 0, 0, 99, 0xaa, 0xbb };
@@ -367,7 +368,8 @@ test_framing(void)
 	pg_assert_int_eq(parse_result(uid_first, sizeof(uid_first)), PG_PGP_ERR_FORMAT);
 	pg_assert_int_eq(parse_result(sub_first, sizeof(sub_first)), PG_PGP_ERR_FORMAT);
 	pg_assert_int_eq(parse_result(v3, sizeof(v3)), PG_PGP_ERR_UNSUPPORTED);
-	pg_assert_int_eq(parse_result(v5, sizeof(v5)), PG_PGP_ERR_UNSUPPORTED);
+	pg_assert_int_eq(parse_result(v7, sizeof(v7)), PG_PGP_ERR_UNSUPPORTED);
+	pg_assert_int_eq(parse_result(v5, sizeof(v5)), PG_PGP_ERR_FORMAT);
 	pg_assert_int_eq(parse_result(short_key, sizeof(short_key)), PG_PGP_ERR_FORMAT);
 	pg_assert_int_eq(parse_result(NULL, 0), PG_PGP_ERR_FORMAT);
 	pg_pgp_ring_init(&ring);
@@ -653,6 +655,23 @@ test_v6(void)
 	assert_refused(&ring.keys[0], "seven", PG_PGP_ERR_PASSPHRASE);
 	pg_pgp_ring_clear(&ring);
 
+	/* LibrePGP's version 5, framed alike: known by its SHA-256
+	 * fingerprint (prefix 0x9a), not read. */
+	pub[0] = 5;
+	ctx = EVP_MD_CTX_new();
+	EVP_DigestInit_ex(ctx, EVP_sha256(), NULL);
+	EVP_DigestUpdate(ctx, "\x9a\x00\x00\x00\x2a", 5);
+	EVP_DigestUpdate(ctx, pub, 42);
+	EVP_DigestFinal_ex(ctx, want, NULL);
+	EVP_MD_CTX_free(ctx);
+	n = protect(&plain, pub, sizeof(pub), seed, 32, packet);
+	pg_assert_int_eq(pg_pgp_parse(packet, n, &ring, why, sizeof(why)), PG_PGP_OK);
+	pg_assert_mem_eq(ring.keys[0].fpr, ring.keys[0].fpr_len, want, 32);
+	pg_assert_null(ring.keys[0].public_key);
+	assert_refused(&ring.keys[0], NULL, PG_PGP_ERR_UNSUPPORTED);
+	pg_pgp_ring_clear(&ring);
+	pub[0] = 6;
+
 	/* The material's length octets must match the material. */
 	pub[9] = 33;
 	n = protect(&plain, pub, sizeof(pub), seed, 32, packet);
@@ -675,6 +694,6 @@ main(int argc, char **argv)
 	pg_test("hostile/s2k-limit", test_s2k_limit);
 	pg_test("protected/other-ways", test_protections);
 	pg_test("protected/gnu-stubs", test_gnu_stubs);
-	pg_test("v6/ed25519", test_v6);
+	pg_test("v6/ed25519-and-v5", test_v6);
 	return pg_test_run(argc, argv);
 }
