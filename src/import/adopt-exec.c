@@ -82,9 +82,15 @@ feed(int *fd, const unsigned char *in, size_t len, size_t *off)
 		close_fd(fd);
 }
 
-/* Polls the three pipes until both outputs end or the deadline passes. */
+/*
+ * Polls the three pipes until both outputs end, or the program has ended
+ * and its pipes give nothing more (a daemon it started, gpg-agent, may
+ * hold copies of them open), or the deadline passes (false). *st gets
+ * the program's wait status once it ended (*reaped).
+ */
 static bool
-pump(int fds[3], const void *in, size_t in_len, pg_buf *out, pg_buf *err)
+pump(pid_t pid, int fds[3], const void *in, size_t in_len, pg_buf *out, pg_buf *err, int *st,
+     bool *reaped)
 {
 	time_t deadline = time(NULL) + DEADLINE_S;
 	size_t off = 0;
@@ -92,12 +98,16 @@ pump(int fds[3], const void *in, size_t in_len, pg_buf *out, pg_buf *err)
 	while (fds[1] >= 0 || fds[2] >= 0) {
 		struct pollfd p[3] = { { fds[0], POLLOUT, 0 }, { fds[1], POLLIN, 0 },
 		                       { fds[2], POLLIN, 0 } };
-		int n = poll(p, 3, 1000);
+		int n = poll(p, 3, *reaped ? 0 : 200);
 
 		if (time(NULL) > deadline)
 			return false;
 		if (n < 0 && errno != EINTR)
 			return false;
+		if (n == 0 && *reaped)
+			break;
+		if (n == 0 && waitpid(pid, st, WNOHANG) == pid)
+			*reaped = true;
 		if (n <= 0)
 			continue;
 		if (fds[0] >= 0 && (p[0].revents & (POLLOUT | POLLERR | POLLHUP)))
@@ -117,7 +127,7 @@ pg_adopt_exec(char *const argv[], const void *in, size_t in_len, pg_buf *out, pg
 	int fds[3], st = 0;
 	posix_spawn_file_actions_t actions;
 	pid_t pid = -1;
-	bool ok = false, done;
+	bool ok = false, done, reaped = false;
 
 	if (!cloexec_pipe(in_pipe) || !cloexec_pipe(out_pipe) || !cloexec_pipe(err_pipe))
 		goto out;
@@ -142,15 +152,15 @@ pg_adopt_exec(char *const argv[], const void *in, size_t in_len, pg_buf *out, pg
 	fds[2] = err_pipe[0];
 	{
 		void (*old)(int) = signal(SIGPIPE, SIG_IGN);
-		done = pump(fds, in, in_len, out, err);
+		done = pump(pid, fds, in, in_len, out, err, &st, &reaped);
 		signal(SIGPIPE, old);
 	}
 	for (int i = 0; i < 3; i++)
 		close_fd(&fds[i]);
 	in_pipe[1] = out_pipe[0] = err_pipe[0] = -1;
-	if (!done)
+	if (!done && !reaped)
 		kill(pid, SIGKILL);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+	while (!reaped && waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	ok = done && WIFEXITED(st) && WEXITSTATUS(st) == 0;
 out:

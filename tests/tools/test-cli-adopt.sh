@@ -164,12 +164,16 @@ done
 printf 'dir %s output %s password %s %s\n' "\$(stat -c %a "\$(dirname "\$out")")" \
 	"\$(stat -c %a "\$out")" "\$(stat -c %a "\$pw")" "\$(wc -c <"\$pw")" >>"$tmp/watch.log"
 case " \$* " in *" -W "*) echo "a password on the command line" >>"$tmp/watch.log" ;; esac
+# A daemon it leaves behind holds its output open, as gpg-agent could.
+sleep 600 &
+echo \$! >>"$tmp/daemons"
 exec "$real_pk12util" "\$@"
 WATCH
 chmod 755 "$tmp/watch/pk12util"
-run "${client_env[@]}" PATH="$tmp/watch:$PATH" TMPDIR="$tmp/adopt-tmp" "$p11glue" adopt \
+run bound "${client_env[@]}" PATH="$tmp/watch:$PATH" TMPDIR="$tmp/adopt-tmp" "$p11glue" adopt \
 	--pin-source "$tmp/pin" --passphrase-source "$tmp/pass" </dev/null
-status "adopt: the Thunderbird database's password is wrong: exit 1" 1
+status "adopt (pk12util leaving a daemon behind); the Thunderbird database's password is wrong: exit 1" 1
+kill $(cat "$tmp/daemons") 2>/dev/null
 has "pk12util exports into a private directory, to a 0600 file, under a random password in a 0600 file" \
 	"$(cat "$tmp/watch.log")" "dir 700 output 600 password 600 48*"
 lacks "... never a password on its command line" "$(cat "$tmp/watch.log")" "*command line*"
