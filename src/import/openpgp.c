@@ -176,7 +176,46 @@ ed_public(const char *name, const uint8_t *p, size_t len, bool prefixed)
 	return EVP_PKEY_new_raw_public_key_ex(NULL, name, NULL, p, len);
 }
 
+/* What reading key material found. */
 enum { MATERIAL_OK = 0, MATERIAL_BAD = -1, MATERIAL_UNKNOWN = -2 };
+
+/* The material of ECDH, ECDSA and legacy EdDSA keys: a curve OID and a
+ * point (and ECDH's KDF parameters). */
+static int
+read_ec_material(pg_be_reader *r, pg_pgp_key *key)
+{
+	const uint8_t *a, *oid;
+	size_t a_len, oid_len;
+	const curve_info *c;
+
+	oid = read_oid(r, &oid_len);
+	a = read_mpi(r, &a_len);
+	/* ECDH's KDF parameters: a length octet, then reserved 1,
+	 * hash, cipher (RFC 9580 5.5.5.6). */
+	if (key->algo == PG_PGP_ECDH) {
+		const uint8_t *kdf = pg_be_bytes(r, 1);
+		if (kdf != NULL && (kdf[0] < 3 || kdf[0] == 0xff))
+			r->failed = true;
+		pg_be_bytes(r, kdf ? kdf[0] : 0);
+	}
+	if (r->failed)
+		return MATERIAL_BAD;
+	c = find_curve(oid, oid_len);
+	key->curve = c ? c->name : NULL;
+	if (c == NULL || !c->store) {
+		key->unsupported = c && strcmp(c->name, "X25519") == 0
+		                   ? "the store holds no X25519 (Curve25519 encryption) keys"
+		                   : "a curve the store does not hold";
+		return MATERIAL_OK;
+	}
+	/* EdDSA on Edwards curves only, ECDSA and ECDH on the others. */
+	if ((strncmp(c->name, "ED", 2) == 0) != (key->algo == PG_PGP_EDDSA_LEGACY))
+		return MATERIAL_BAD;
+	key->public_key = key->algo == PG_PGP_EDDSA_LEGACY ? ed_public(c->name, a, a_len, true)
+	                                                   : ec_public(c->name, a, a_len);
+	key->unsupported = key->public_key ? NULL : "a public point libcrypto does not accept";
+	return MATERIAL_OK;
+}
 
 /*
  * Reads the public key material of key->algo from r, setting the key's
@@ -186,9 +225,8 @@ enum { MATERIAL_OK = 0, MATERIAL_BAD = -1, MATERIAL_UNKNOWN = -2 };
 static int
 read_material(pg_be_reader *r, pg_pgp_key *key)
 {
-	const uint8_t *a, *b, *oid;
-	size_t a_len, b_len, oid_len;
-	const curve_info *c = NULL;
+	const uint8_t *a, *b;
+	size_t a_len, b_len;
 
 	switch (key->algo) {
 	case PG_PGP_RSA:
@@ -210,33 +248,7 @@ read_material(pg_be_reader *r, pg_pgp_key *key)
 	case PG_PGP_ECDH:
 	case PG_PGP_ECDSA:
 	case PG_PGP_EDDSA_LEGACY:
-		oid = read_oid(r, &oid_len);
-		a = read_mpi(r, &a_len);
-		/* ECDH's KDF parameters: a length octet, then reserved 1,
-		 * hash, cipher (RFC 9580 5.5.5.6). */
-		if (key->algo == PG_PGP_ECDH) {
-			const uint8_t *kdf = pg_be_bytes(r, 1);
-			if (kdf != NULL && (kdf[0] < 3 || kdf[0] == 0xff))
-				r->failed = true;
-			pg_be_bytes(r, kdf ? kdf[0] : 0);
-		}
-		if (r->failed)
-			return MATERIAL_BAD;
-		c = find_curve(oid, oid_len);
-		key->curve = c ? c->name : NULL;
-		if (c == NULL || !c->store) {
-			key->unsupported = c && strcmp(c->name, "X25519") == 0
-			                   ? "the store holds no X25519 (Curve25519 encryption) keys"
-			                   : "a curve the store does not hold";
-			return MATERIAL_OK;
-		}
-		/* EdDSA on Edwards curves only, ECDSA and ECDH on the others. */
-		if ((strncmp(c->name, "ED", 2) == 0) != (key->algo == PG_PGP_EDDSA_LEGACY))
-			return MATERIAL_BAD;
-		key->public_key = key->algo == PG_PGP_EDDSA_LEGACY ? ed_public(c->name, a, a_len, true)
-		                                                   : ec_public(c->name, a, a_len);
-		key->unsupported = key->public_key ? NULL : "a public point libcrypto does not accept";
-		return MATERIAL_OK;
+		return read_ec_material(r, key);
 	case PG_PGP_X25519:
 	case PG_PGP_X448:
 		pg_be_bytes(r, key->algo == PG_PGP_X25519 ? 32 : 56);
