@@ -2,8 +2,9 @@
 # p11glue adopt, with real programs on both sides, in a throwaway HOME:
 # OpenSSH keys (an encrypted RSA key, ECDSA P-256 in the PEM format,
 # ECDSA P-384, and Ed25519, which OpenSSH before 9.4 cannot use from a
-# PKCS#11 module: the report says to keep its file), an NSS database made with certutil and pk12util holding a key
-# with its certificate, a CA trusted for SSL and S/MIME ("CT,C,") and a
+# PKCS#11 module: the report says to keep its file), an NSS database
+# made with certutil and pk12util holding a key with its certificate, a
+# CA trusted for SSL and S/MIME ("CT,C,") and a
 # distrusted one ("p,p,p"), and a GnuPG home with an RSA key with an RSA
 # encryption subkey (passphrase-protected) and an Ed25519 key with a
 # cv25519 subkey. A dry run lists what it would take and changes
@@ -264,7 +265,7 @@ has "... the NSS key" "$out" "*certutil -d sql:$nssdb -F -n 'Me User'*"
 has "... gpg-agent's copies of the RSA keys (by keygrip)" "$out" \
 	"*private-keys-v1.d/$grip.key*private-keys-v1.d/$sub_grip.key*"
 lacks "... not the Ed25519 key, which gpg still needs" "$out" "*may remove:*$ed_grip*"
-has "nothing was removed from the sources" "$(ls "$HOME/.ssh"; certutil -K -d "sql:$nssdb" -f /dev/null 2>&1)" \
+has "nothing was removed from the sources" "$(ls "$HOME/.ssh"; client certutil -K -d "sql:$nssdb" -f /dev/null 2>&1)" \
 	"*id_ecdsa*id_ecdsa384*id_ed25519*id_rsa*Me User*"
 agent_pids
 
