@@ -4,10 +4,10 @@
 # ECDSA P-384, and Ed25519, which OpenSSH before 9.4 cannot use from a
 # PKCS#11 module: the report says to keep its file), an NSS database
 # made with certutil and pk12util holding a key with its certificate, a
-# CA trusted for SSL and S/MIME ("CT,C,") and a
-# distrusted one ("p,p,p"), and a GnuPG home with an RSA key with an RSA
-# encryption subkey (passphrase-protected) and an Ed25519 key with a
-# cv25519 subkey. A dry run lists what it would take and changes
+# CA trusted for SSL and S/MIME ("CT,C,") and a distrusted one
+# ("p,p,p"), and a GnuPG home with an RSA key with an RSA encryption
+# subkey (passphrase-protected) and an Ed25519 key with a cv25519
+# subkey. A dry run lists what it would take and changes
 # nothing; adopt takes it all, then:
 #   - ssh logs in to a local sshd (private network namespace) with each
 #     key from the store, the key files moved away;
