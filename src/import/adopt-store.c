@@ -25,6 +25,9 @@
  */
 
 static char *
+vformat(const char *fmt, va_list ap) PG_PRINTF(1, 0);
+
+static char *
 vformat(const char *fmt, va_list ap)
 {
 	pg_buf b;
