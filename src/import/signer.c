@@ -63,6 +63,33 @@ too_many(pg_signer *sg, const CK_OBJECT_HANDLE *found, long n)
 	}
 }
 
+/* The private key key of sg's token as the signer: its ID, label and
+ * public key. */
+static int
+take_key(pg_signer *sg, CK_OBJECT_HANDLE key)
+{
+	unsigned char *aa;
+	size_t len;
+
+	sg->key = key;
+	aa = pg_keytoken_get(&sg->kt, sg->key, CKA_ALWAYS_AUTHENTICATE, &len);
+	sg->always_auth = aa != NULL && len == 1 && aa[0] == CK_TRUE;
+	free(aa);
+	sg->id = pg_keytoken_get(&sg->kt, sg->key, CKA_ID, &sg->id_len);
+	sg->label = (char *)pg_keytoken_get(&sg->kt, sg->key, CKA_LABEL, &len);
+	if (sg->id == NULL || sg->id_len == 0) {
+		pg_message("the private key has no CKA_ID, which its certificate would share");
+		return PG_EXIT_FAIL;
+	}
+	sg->pub = key_public(sg);
+	if (sg->pub == NULL) {
+		pg_message("the public key of the private key is not on the token (no "
+		              "CKA_PUBLIC_KEY_INFO, public key or certificate with its ID)");
+		return PG_EXIT_FAIL;
+	}
+	return PG_EXIT_OK;
+}
+
 /*
  * Loads the module, logs in to the token the URI names and finds its one
  * private key. rw: a read-write session (to store a certificate).
@@ -73,7 +100,6 @@ pg_signer_open(pg_signer *sg, const pg_store_opts *opts, const p11glue_uri *uri,
 	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
 	CK_ATTRIBUTE want = { CKA_CLASS, &cls, sizeof(cls) };
 	CK_OBJECT_HANDLE found[PG_SIGNER_MAX_FOUND];
-	size_t len;
 	long n;
 	int status = pg_keytoken_load(&sg->kt, opts, uri);
 
@@ -93,26 +119,16 @@ pg_signer_open(pg_signer *sg, const pg_store_opts *opts, const p11glue_uri *uri,
 		too_many(sg, found, n);
 		return PG_EXIT_FAIL;
 	}
-	sg->key = found[0];
 	sg->uri = uri;
-	{
-		unsigned char *aa = pg_keytoken_get(&sg->kt, sg->key, CKA_ALWAYS_AUTHENTICATE, &len);
-		sg->always_auth = aa != NULL && len == 1 && aa[0] == CK_TRUE;
-		free(aa);
-	}
-	sg->id = pg_keytoken_get(&sg->kt, sg->key, CKA_ID, &sg->id_len);
-	sg->label = (char *)pg_keytoken_get(&sg->kt, sg->key, CKA_LABEL, &len);
-	if (sg->id == NULL || sg->id_len == 0) {
-		pg_message("the private key has no CKA_ID, which its certificate would share");
-		return PG_EXIT_FAIL;
-	}
-	sg->pub = key_public(sg);
-	if (sg->pub == NULL) {
-		pg_message("the public key of the private key is not on the token (no "
-		              "CKA_PUBLIC_KEY_INFO, public key or certificate with its ID)");
-		return PG_EXIT_FAIL;
-	}
-	return PG_EXIT_OK;
+	return take_key(sg, found[0]);
+}
+
+int
+pg_signer_borrow(pg_signer *sg, const pg_keytoken *kt, CK_OBJECT_HANDLE key)
+{
+	memset(sg, 0, sizeof(*sg));
+	sg->kt = *kt;
+	return take_key(sg, key);
 }
 
 /* pg_sign_func: C_Sign with the key, a size query first (PKCS#11 §5.2). */

@@ -13,7 +13,7 @@
 
 typedef struct {
 	pg_keytoken kt;
-	bool loaded;
+	bool loaded;                 /* kt is the signer's own (pg_signer_open) */
 	CK_OBJECT_HANDLE key;
 	EVP_PKEY *pub;
 	unsigned char *id;
@@ -33,6 +33,12 @@ void pg_signer_clear(pg_signer *sg);
  * (to store a certificate). Returns an exit code.
  */
 int pg_signer_open(pg_signer *sg, const pg_store_opts *opts, const p11glue_uri *uri, bool rw);
+
+/*
+ * The private key key of kt's token (a session, logged in) as the
+ * signer, kt lent: pg_signer_clear leaves it open. Returns an exit code.
+ */
+int pg_signer_borrow(pg_signer *sg, const pg_keytoken *kt, CK_OBJECT_HANDLE key);
 
 /* pg_sign_func for the x509-build.h builders: C_Sign with the key (the
  * PIN again for CKA_ALWAYS_AUTHENTICATE), data a pg_signer. */

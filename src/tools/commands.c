@@ -29,6 +29,8 @@ const pg_command pg_commands[] = {
 	{ NULL, "generate-keypair", "Generate a key pair on a token", pg_cmd_generate_keypair },
 	{ NULL, "import", "Import a private key (OpenSSH, PEM, PKCS#8, PKCS#12) or certificates",
 	  pg_cmd_import },
+	{ NULL, "adopt", "Bring your ssh, NSS and GnuPG keys and NSS trust into the store at once",
+	  pg_cmd_adopt },
 	{ NULL, "export-pubkey", "Print public keys of a token in OpenSSH or PEM format",
 	  pg_cmd_export_pubkey },
 	{ NULL, "delete-object", "Delete the objects a URI selects", pg_cmd_delete_object },

@@ -41,6 +41,7 @@ int pg_cmd_init_pin(int argc, char **argv);
 int pg_cmd_set_pin(int argc, char **argv);
 int pg_cmd_generate_keypair(int argc, char **argv);
 int pg_cmd_import(int argc, char **argv);
+int pg_cmd_adopt(int argc, char **argv);
 int pg_cmd_export_pubkey(int argc, char **argv);
 int pg_cmd_delete_object(int argc, char **argv);
 int pg_cmd_certify(int argc, char **argv);

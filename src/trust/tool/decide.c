@@ -13,8 +13,8 @@
 #include "config.h"
 
 #include "consumers.h"
+#include "decide.h"
 #include "objects.h"
-#include "names.h"
 #include "trust-dirs.h"
 #include "trust-tool.h"
 
@@ -31,18 +31,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* A CKR_ value for messages: its name, else its number. */
-static const char *
-ckr_text(CK_RV rv, char *buf, size_t size)
-{
-	const char *name = pg_name_ckr(rv);
-
-	if (name != NULL)
-		return name;
-	snprintf(buf, size, "0x%08lx", rv);
-	return buf;
-}
 
 /* The first certificate of a file (PEM or DER) as DER (free()). */
 static unsigned char *
@@ -89,19 +77,6 @@ read_crl(const char *path)
 	return crl;
 }
 
-static void
-sha1_hex(const unsigned char *der, size_t len, char out[41])
-{
-	unsigned char md[20];
-	unsigned int n = 0;
-
-	out[0] = 0;
-	if (EVP_Digest(der, len, md, &n, EVP_sha1(), NULL) != 1)
-		return;
-	for (unsigned int i = 0; i < n && i < 20; i++)
-		snprintf(out + 2 * i, 3, "%02x", md[i]);
-}
-
 /* ---------------------------------------------------------------------------
  * The report
  */
@@ -131,86 +106,13 @@ pg_decide_report_clear(pg_decide_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The certificate's name for the report: its subject's CN, else all of
- * the subject (RFC 2253). */
-static char *
-cert_name(const unsigned char *der, size_t len)
-{
-	const unsigned char *p = der;
-	X509 *x = d2i_X509(NULL, &p, (long)len);
-	X509_NAME *subject = x ? X509_get_subject_name(x) : NULL;
-	int at = subject ? X509_NAME_get_index_by_NID(subject, NID_commonName, -1) : -1;
-	unsigned char *cn = NULL, *der_name = NULL;
-	char *name = NULL;
-	int n;
-
-	if (at >= 0 && ASN1_STRING_to_UTF8(&cn, X509_NAME_ENTRY_get_data(
-	                                             X509_NAME_get_entry(subject, at))) >= 0)
-		name = strdup((char *)cn);
-	else if (subject && (n = i2d_X509_NAME(subject, &der_name)) > 0)
-		name = pg_trust_name_text(der_name, (size_t)n);
-	OPENSSL_free(cn);
-	OPENSSL_free(der_name);
-	X509_free(x);
-	return name ? name : strdup("?");
-}
-
 /* ---------------------------------------------------------------------------
  * Objects of the writable token
  */
 
-typedef struct {
-	CK_FUNCTION_LIST *f;
-	CK_SESSION_HANDLE s;
-} token;
-
-enum { ANY, NOT_DISTRUSTED, DISTRUSTED };
-
-/* The certificate objects holding der, of one kind; *n of them. */
-static CK_OBJECT_HANDLE *
-find_copies(const token *t, const unsigned char *der, size_t len, int kind, size_t *n)
-{
-	CK_OBJECT_CLASS klass = CKO_CERTIFICATE;
-	CK_ATTRIBUTE tmpl[] = { { CKA_CLASS, &klass, sizeof(klass) },
-	                        { CKA_VALUE, (void *)der, len } };
-	CK_OBJECT_HANDLE *objs = NULL;
-	size_t found = 0, k = 0;
-
-	pg_objects_find(t->f, t->s, tmpl, 2, &objs, &found);
-	for (size_t i = 0; i < found; i++) {
-		CK_BBOOL d = CK_FALSE;
-		CK_ATTRIBUTE a = { CKA_X_DISTRUSTED, &d, 1 };
-		bool distrusted = t->f->C_GetAttributeValue(t->s, objs[i], &a, 1) == CKR_OK &&
-		                  d == CK_TRUE;
-		if (kind == ANY || (kind == DISTRUSTED) == distrusted)
-			objs[k++] = objs[i];
-	}
-	*n = k;
-	return objs;
-}
-
-/* Destroys every object of handles; false after a message. */
-static bool
-destroy_all(const token *t, const CK_OBJECT_HANDLE *objs, size_t n, const char *what)
-{
-	char code[32];
-	bool ok = true;
-
-	for (size_t i = 0; i < n; i++) {
-		CK_RV r = t->f->C_DestroyObject(t->s, objs[i]);
-		if (r == CKR_OK)
-			continue;
-		pg_message("couldn't remove the %s: %s%s", what, ckr_text(r, code, sizeof(code)),
-		           r == CKR_ACTION_PROHIBITED ? " (its file holds other objects too: edit it)"
-		                                      : "");
-		ok = false;
-	}
-	return ok;
-}
-
 /* A certificate given by URI (its object and id), on the token: DER. */
 static unsigned char *
-cert_by_uri(const token *t, const char *text, size_t *len)
+cert_by_uri(const pg_decide_token *t, const char *text, size_t *len)
 {
 	CK_OBJECT_CLASS klass = CKO_CERTIFICATE;
 	CK_ATTRIBUTE tmpl = { CKA_CLASS, &klass, sizeof(klass) };
@@ -239,67 +141,6 @@ cert_by_uri(const token *t, const char *text, size_t *len)
 	free(objs);
 	p11glue_uri_free(uri);
 	return der;
-}
-
-/* Stores der with trust (CKA_TRUSTED) or distrust (CKA_X_DISTRUSTED). */
-static bool
-create_cert(const token *t, const unsigned char *der, size_t len, bool distrust)
-{
-	CK_OBJECT_CLASS klass = CKO_CERTIFICATE;
-	CK_BBOOL yes = CK_TRUE;
-	CK_ATTRIBUTE tmpl[] = { { CKA_CLASS, &klass, sizeof(klass) },
-	                        { CKA_VALUE, (void *)der, len },
-	                        { distrust ? CKA_X_DISTRUSTED : CKA_TRUSTED, &yes, 1 } };
-	CK_OBJECT_HANDLE h;
-	char code[32];
-	CK_RV r = t->f->C_CreateObject(t->s, tmpl, 3, &h);
-
-	if (r != CKR_OK)
-		pg_message("couldn't create object: %s", ckr_text(r, code, sizeof(code)));
-	return r == CKR_OK;
-}
-
-/*
- * One certificate decision on the token. add: store it (as an anchor,
- * or with distrust a distrusted certificate), replacing the other
- * decision there; else remove that decision.
- */
-static bool
-decide_cert(const token *t, pg_decide_item *it, const unsigned char *der, size_t len,
-            bool add, bool distrust)
-{
-	int same = distrust ? DISTRUSTED : NOT_DISTRUSTED, other = distrust ? NOT_DISTRUSTED : DISTRUSTED;
-	size_t n_same = 0, n_other = 0;
-	CK_OBJECT_HANDLE *mine = find_copies(t, der, len, same, &n_same);
-	CK_OBJECT_HANDLE *theirs = NULL;
-	bool ok = true;
-
-	if (!add) {
-		if (n_same == 0) {
-			pg_message("%s: not %s in a writable location", it->operand,
-			           distrust ? "distrusted" : "stored");
-			ok = false;
-		} else if ((ok = destroy_all(t, mine, n_same, distrust ? "distrust" : "anchor"))) {
-			it->result = distrust ? "trusted again" : "removed";
-		}
-		free(mine);
-		return ok;
-	}
-	if (n_same > 0) {
-		it->result = distrust ? "already distrusted" : "already stored";
-		free(mine);
-		return true;
-	}
-	theirs = find_copies(t, der, len, other, &n_other);
-	if (n_other > 0) {
-		ok = destroy_all(t, theirs, n_other, distrust ? "anchor" : "distrust");
-		it->replaced = distrust ? "anchor" : "distrust";
-	}
-	if (ok && (ok = create_cert(t, der, len, distrust)))
-		it->result = distrust ? "distrusted" : "stored";
-	free(mine);
-	free(theirs);
-	return ok;
 }
 
 /* ---------------------------------------------------------------------------
@@ -335,7 +176,7 @@ make_dirs(const char *dir, mode_t mode)
 
 /* Does a certificate of the token issue crl (subject, signature)? */
 static bool
-crl_issuer_known(const token *t, X509_CRL *crl, char *why, size_t size)
+crl_issuer_known(const pg_decide_token *t, X509_CRL *crl, char *why, size_t size)
 {
 	CK_OBJECT_CLASS klass = CKO_CERTIFICATE;
 	unsigned char *name = NULL;
@@ -390,7 +231,7 @@ crl_file_name(X509_CRL *crl, char *out, size_t size)
 	}
 	base[o] = 0;
 	if (len > 0)
-		sha1_hex(der, (size_t)len, hex);
+		pg_decide_sha1_hex(der, (size_t)len, hex);
 	OPENSSL_free(der);
 	hex[8] = 0;
 	snprintf(out, size, "%s%s%s.crl", base, base[0] ? "-" : "", hex);
@@ -414,7 +255,7 @@ crl_pem(X509_CRL *crl, size_t *len)
 }
 
 static bool
-crl_add(const token *t, pg_decide_item *it, X509_CRL *crl, const char *location, mode_t mode)
+crl_add(const pg_decide_token *t, pg_decide_item *it, X509_CRL *crl, const char *location, mode_t mode)
 {
 	char dir[4200], path[4400], name[128], why[200];
 	X509_CRL *old;
@@ -498,7 +339,7 @@ crl_remove(pg_decide_item *it, const X509_NAME *issuer, const char *location)
 
 /* A CRL operand: a CRL, or to remove also the certificate of its issuer. */
 static bool
-decide_crl(const token *t, pg_decide_item *it, bool add, const char *location, mode_t mode)
+decide_crl(const pg_decide_token *t, pg_decide_item *it, bool add, const char *location, mode_t mode)
 {
 	X509_CRL *crl = read_crl(it->operand);
 	unsigned char *der = NULL;
@@ -516,7 +357,7 @@ decide_crl(const token *t, pg_decide_item *it, bool add, const char *location, m
 		it->certificate = name ? strdup(name) : NULL;
 		OPENSSL_free(name);
 		if ((n = i2d_X509_CRL(crl, &der)) > 0)
-			sha1_hex(der, (size_t)n, it->sha1);
+			pg_decide_sha1_hex(der, (size_t)n, it->sha1);
 		OPENSSL_free(der);
 		ok = add ? crl_add(t, it, crl, location, mode)
 		         : crl_remove(it, X509_CRL_get_issuer(crl), location);
@@ -527,7 +368,7 @@ decide_crl(const token *t, pg_decide_item *it, bool add, const char *location, m
 		const unsigned char *p = der;
 		X509 *x = d2i_X509(NULL, &p, (long)len);
 		if (x != NULL) {
-			it->certificate = cert_name(der, len);
+			it->certificate = pg_decide_cert_name(der, len);
 			ok = crl_remove(it, X509_get_subject_name(x), location);
 		}
 		X509_free(x);
@@ -563,7 +404,7 @@ level_of(const char *location, char *path, size_t size)
 }
 
 static bool
-decide_one(const token *t, pg_decide_op op, pg_decide_item *it, const pg_decide_report *r)
+decide_one(const pg_decide_token *t, pg_decide_op op, pg_decide_item *it, const pg_decide_report *r)
 {
 	bool add = op == PG_DECIDE_ANCHOR || op == PG_DECIDE_DISTRUST;
 	bool distrust = op == PG_DECIDE_DISTRUST || op == PG_DECIDE_UNDISTRUST;
@@ -582,84 +423,110 @@ decide_one(const token *t, pg_decide_op op, pg_decide_item *it, const pg_decide_
 		pg_message("%s: no certificate found", it->operand);
 		return false;
 	}
-	it->certificate = cert_name(der, len);
-	sha1_hex(der, len, it->sha1);
-	ok = decide_cert(t, it, der, len, add, distrust);
+	it->certificate = pg_decide_cert_name(der, len);
+	pg_decide_sha1_hex(der, len, it->sha1);
+	ok = pg_decide_one_cert(t, it, der, len, add, distrust, NULL);
 	free(der);
 	return ok;
+}
+
+/* Loads the trust, finds the writable token (the first, or the one at
+ * path) and opens a session on it (read-write unless dry), saying where
+ * in r. */
+static int
+open_writable(pg_trust_set *set, pg_decide_token *t, const char *path, bool dry,
+              pg_decide_report *r)
+{
+	CK_SLOT_ID slot;
+	char location[65];
+	CK_FLAGS flags = CKF_SERIAL_SESSION | (dry ? 0 : CKF_RW_SESSION);
+	int rv;
+
+	memset(r, 0, sizeof(*r));
+	pg_compat_report_init(&r->compat);
+	if ((rv = pg_trust_load(set)) != PG_EXIT_OK)
+		return rv;
+	if (!pg_trust_writable_token_at(path, &t->f, &slot)) {
+		if (path != NULL)
+			pg_message("p11glue's trust does not read %s, where your decisions go (p11glue "
+			           "setup --modules registers its trust module)", path);
+		else
+			pg_message("no configured writable location to store anchors");
+		pg_trust_clear(set);
+		return PG_EXIT_FAIL;
+	}
+	pg_trust_token_location(t->f, slot, location);
+	r->level = level_of(location, r->location, sizeof(r->location));
+	if (t->f->C_OpenSession(slot, flags, NULL, NULL, &t->s) != CKR_OK) {
+		pg_trust_clear(set);
+		return PG_EXIT_FAIL;
+	}
+	return PG_EXIT_OK;
+}
+
+/* Closes what open_writable opened, then brings the files other
+ * programs read up to date when a decision changed something: what was
+ * done is propagated even when a later decision failed. */
+static int
+close_writable(pg_trust_set *set, pg_decide_token *t, pg_decide_report *r, int rv)
+{
+	bool changed = false;
+
+	t->f->C_CloseSession(t->s);
+	pg_trust_clear(set);
+	if (r->level == NULL)
+		return rv;
+	for (size_t i = 0; i < r->n_items; i++)
+		changed |= r->items[i].result != NULL && strncmp(r->items[i].result, "already", 7) != 0 &&
+		           strncmp(r->items[i].result, "would", 5) != 0;
+	if (changed && pg_trust_compat(strcmp(r->level, "system") == 0, 0, &r->compat) != PG_EXIT_OK)
+		rv = PG_EXIT_FAIL;
+	return rv;
 }
 
 int
 pg_trust_decide(pg_decide_op op, char **names, int n_names, pg_decide_report *r)
 {
-	int rv = PG_EXIT_OK;
 	pg_trust_set set;
-	token t;
-	CK_SLOT_ID slot;
-	char location[65];
+	pg_decide_token t;
+	int rv = open_writable(&set, &t, NULL, false, r);
 
-	memset(r, 0, sizeof(*r));
-	pg_compat_report_init(&r->compat);
-	if ((rv = pg_trust_load(&set)) != PG_EXIT_OK)
+	if (rv != PG_EXIT_OK)
 		return rv;
-	if (!pg_trust_writable_token(&t.f, &slot)) {
-		pg_message("no configured writable location to store anchors");
-		pg_trust_clear(&set);
-		return PG_EXIT_FAIL;
-	}
-	pg_trust_token_location(t.f, slot, location);
-	r->level = level_of(location, r->location, sizeof(r->location));
-	if (t.f->C_OpenSession(slot, CKF_SERIAL_SESSION | CKF_RW_SESSION, NULL, NULL, &t.s) != CKR_OK) {
-		pg_trust_clear(&set);
-		return PG_EXIT_FAIL;
-	}
 	for (int i = 0; i < n_names && rv == PG_EXIT_OK; i++) {
 		pg_decide_item *it = add_item(r, names[i]);
 		if (it == NULL || !decide_one(&t, op, it, r))
 			rv = PG_EXIT_FAIL;
 	}
-	t.f->C_CloseSession(t.s);
-	pg_trust_clear(&set);
-	/* What was done is propagated even when a later operand failed. */
-	if (r->level != NULL) {
-		bool changed = false;
-		for (size_t i = 0; i < r->n_items; i++)
-			changed |= r->items[i].result != NULL && strncmp(r->items[i].result, "already", 7) != 0;
-		if (changed && pg_trust_compat(strcmp(r->level, "system") == 0, 0, &r->compat) != PG_EXIT_OK)
+	return close_writable(&set, &t, r, rv);
+}
+
+int
+pg_trust_decide_certs(const pg_decide_cert *certs, size_t n, bool dry_run, pg_decide_report *r)
+{
+	pg_trust_set set;
+	pg_decide_token t;
+	char *user = pg_trust_user_dir();
+	int rv = user ? open_writable(&set, &t, user, dry_run, r) : PG_EXIT_FAIL;
+
+	if (user == NULL)
+		pg_message("no home directory for your trust decisions: set HOME");
+	free(user);
+	if (rv != PG_EXIT_OK)
+		return rv;
+	for (size_t i = 0; i < n && rv == PG_EXIT_OK; i++) {
+		const pg_decide_cert *c = &certs[i];
+		pg_decide_how how = { c->label, c->purposes, c->n_purposes, c->rejects, c->n_rejects,
+		                      dry_run };
+		pg_decide_item *it = add_item(r, c->label ? c->label : "");
+		if (it == NULL) {
+			rv = PG_EXIT_FAIL;
+			break;
+		}
+		it->certificate = pg_decide_cert_name(c->der, c->len);
+		pg_decide_sha1_hex(c->der, c->len, it->sha1);
+		if (!pg_decide_one_cert(&t, it, c->der, c->len, true, c->distrust, &how))
 			rv = PG_EXIT_FAIL;
 	}
-	return rv;
-}
-
-char *
-pg_trust_name_text(const unsigned char *der, size_t len)
-{
-	const unsigned char *p = der;
-	X509_NAME *name = d2i_X509_NAME(NULL, &p, (long)len);
-	BIO *b = BIO_new(BIO_s_mem());
-	char *data, *out = NULL;
-	long n;
-
-	if (name && b && X509_NAME_print_ex(b, name, 0, XN_FLAG_RFC2253) >= 0 &&
-	    (n = BIO_get_mem_data(b, &data)) >= 0 && (out = malloc((size_t)n + 1)) != NULL) {
-		memcpy(out, data, (size_t)n);
-		out[n] = 0;
-	}
-	X509_NAME_free(name);
-	BIO_free(b);
-	return out;
-}
-
-char *
-pg_trust_serial_text(const unsigned char *der, size_t len)
-{
-	const unsigned char *p = der;
-	ASN1_INTEGER *serial = d2i_ASN1_INTEGER(NULL, &p, (long)len);
-	BIGNUM *bn = serial ? ASN1_INTEGER_to_BN(serial, NULL) : NULL;
-	char *hex = bn ? BN_bn2hex(bn) : NULL, *out = hex ? strdup(hex) : NULL;
-
-	OPENSSL_free(hex);
-	BN_free(bn);
-	ASN1_INTEGER_free(serial);
-	return out;
+	return close_writable(&set, &t, r, rv);
 }

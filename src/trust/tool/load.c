@@ -377,6 +377,14 @@ pg_trust_each_token(void (*fn)(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool policy
 bool
 pg_trust_writable_token(CK_FUNCTION_LIST **fp, CK_SLOT_ID *slot)
 {
+	return pg_trust_writable_token_at(NULL, fp, slot);
+}
+
+bool
+pg_trust_writable_token_at(const char *path, CK_FUNCTION_LIST **fp, CK_SLOT_ID *slot)
+{
+	char location[65];
+
 	for (size_t m = 0; m < p11glue_registry_count(trust_registry); m++) {
 		p11glue_module *mod = p11glue_registry_module(trust_registry, m);
 		CK_FUNCTION_LIST *f = p11glue_module_functions(mod);
@@ -387,6 +395,11 @@ pg_trust_writable_token(CK_FUNCTION_LIST **fp, CK_SLOT_ID *slot)
 			continue;
 		for (CK_ULONG i = 0; i < n; i++) {
 			CK_TOKEN_INFO ti;
+			if (path != NULL) {
+				pg_trust_token_location(f, slots[i], location);
+				if (!pg_trust_location_is(location, path))
+					continue;
+			}
 			if (f->C_GetTokenInfo(slots[i], &ti) == CKR_OK &&
 			    !(ti.flags & CKF_WRITE_PROTECTED)) {
 				*fp = f;

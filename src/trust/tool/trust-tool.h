@@ -88,6 +88,8 @@ int pg_trust_each_token(void (*fn)(CK_FUNCTION_LIST *f, CK_SLOT_ID slot, bool po
 void pg_trust_release(void);
 /* The first writable token of the modules pg_trust_each_token loaded. */
 bool pg_trust_writable_token(CK_FUNCTION_LIST **fp, CK_SLOT_ID *slot);
+/* The same, the first whose location is path (NULL: any). */
+bool pg_trust_writable_token_at(const char *path, CK_FUNCTION_LIST **fp, CK_SLOT_ID *slot);
 
 /* Loads every certificate and CRL the trust modules expose. */
 int pg_trust_load(pg_trust_set *set);
@@ -187,6 +189,35 @@ typedef struct {
  */
 int pg_trust_decide(pg_decide_op op, char **names, int n, pg_decide_report *r);
 void pg_decide_report_clear(pg_decide_report *r);
+
+/* A decision about a certificate given as DER (`p11glue adopt`): an
+ * anchor trusted for purposes (dotted OIDs) and distrusted for rejects
+ * (neither: every purpose), or a distrusted certificate. Lent. */
+typedef struct {
+	bool distrust;
+	const unsigned char *der;
+	size_t len;
+	const char *label;           /* the objects' label, or NULL */
+	const char *const *purposes;
+	size_t n_purposes;
+	const char *const *rejects;
+	size_t n_rejects;
+} pg_decide_cert;
+
+/*
+ * Makes each decision as pg_trust_decide does (an item each, its
+ * operand the label), in the user's own directory (pg_trust_user_dir,
+ * whoever runs it: root's decisions about its own browsers are not the
+ * system's), and for an anchor stores its purposes as stapled
+ * extensions of its key (an extKeyUsage of the purposes, OpenSSL's reject
+ * list of the rejects), replacing other ones there. An anchor already
+ * stored with the same purposes is "already stored"; with others,
+ * "purposes changed". With dry_run nothing is written and results are
+ * "would store", "would distrust" and "would change its purposes".
+ * Returns an exit code.
+ */
+int pg_trust_decide_certs(const pg_decide_cert *certs, size_t n, bool dry_run,
+                          pg_decide_report *r);
 
 /* An X.509 Name (DER) as RFC 2253 text, a serial number (INTEGER DER)
  * as hex; free(). NULL when they cannot be read. */
