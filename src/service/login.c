@@ -213,6 +213,8 @@ pg_svc_login(svc_token *t, const CK_UTF8CHAR *pin, CK_ULONG len)
 		/* One login at a time. A client without a PIN takes the answer
 		 * of the dialog that was open: one dialog for all of them. */
 		round = t->round;
+		if (pg_svc.verbose)
+			pg_message("service: slot %lu: a login waits for the one in progress", t->slot);
 		while (t->asking && t->round == round)
 			pthread_cond_wait(&pg_svc.cond, &pg_svc.lock);
 		if (pin == NULL && t->asked_pinentry) {
