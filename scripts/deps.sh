@@ -25,6 +25,9 @@ packages=(
 	gnupg gpg-agent gpgv gnupg-pkcs11-scd
 	# setup tests: chattr makes a file that cannot be replaced (e2fsprogs)
 	e2fsprogs
+	# the session service: a real pinentry driven in a terminal (tmux), socket
+	# activation (systemd-socket-activate, systemctl for setup --service)
+	pinentry-tty tmux systemd
 )
 
 missing=()
