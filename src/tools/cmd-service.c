@@ -64,7 +64,7 @@ service_usage(FILE *out)
 	        "\n"
 	        "Examples:\n"
 	        "  p11glue service --daemon\n"
-	        "  systemctl --user enable --now p11glue.socket\n");
+	        "  p11glue setup --service\n");
 }
 
 /* The module the service serves, and never the client module itself. */
