@@ -85,6 +85,10 @@ for k in gpg-sign gpg-encrypt; do
 			"pkcs11:token=test;object=$k?pin-source=$tmp/pin" >/dev/null 2>&1
 done
 client "$p11glue" export-pubkey --module "$store" --output "$tmp/k-ec.pem" "pkcs11:token=test;object=k-ec" >/dev/null 2>&1
+# A key whose private exponent the test knows, to look for it in the
+# service's memory.
+openssl genrsa -out "$tmp/known.pem" 2048 2>/dev/null
+client "$p11glue" import --module "$store" "$tmp/known.pem" "pkcs11:token=test?pin-source=$tmp/pin" >/dev/null 2>&1
 printf 'signed through the session service\n' >"$tmp/data"
 openssl dgst -sha256 -binary "$tmp/data" >"$tmp/data.sha256"
 : >"$tmp/answers"   # every dialog is cancelled until a test says otherwise
@@ -137,6 +141,16 @@ if kill -0 "$svc" 2>/dev/null; then ok "... and the service keeps running"; else
 
 run client "$p11glue" unlock --pin-source "$tmp/pin"
 ran "p11glue unlock"
+# key_in_service: how many pieces of the known key's private exponent the
+# service's memory holds ("" when it cannot be read).
+key_in_service() { python3 "$here/key-in-memory.py" "$svc" "$tmp/known.pem" 2>/dev/null; }
+wipe_check=false
+if command -v python3 >/dev/null && [ -n "$(key_in_service)" ]; then
+	wipe_check=true
+	has "unlocked: the service holds the key unwrapped (what lock must wipe)" "$(key_in_service)" "[1-9]*"
+else
+	skip "the service's memory" "cannot read it here (python3, ptrace)"
+fi
 : >"$PINENTRY_LOG"
 check "unlocked: pkcs11-tool --sign, no PIN" ptool_sign
 if $have_engine; then check "unlocked: openssl dgst -engine pkcs11, no PIN" engine_sign
@@ -272,6 +286,7 @@ same "... still no pinentry dialog" "$(getpins)" 0
 run "$p11glue" lock
 ran "p11glue lock"
 has "... locks the token" "$out" "token 'test' locked"
+if $wipe_check; then same "... and wipes the unwrapped key from the service's memory" "$(key_in_service)" 0; fi
 refused "locked: pkcs11-tool --sign is refused" ptool_sign
 if $have_engine; then refused "locked: the openssl engine is refused" engine_sign; fi
 if $have_gnutls; then refused "locked: p11tool --test-sign is refused" gnutls_sign; fi
