@@ -306,6 +306,10 @@ pg_conn_close(void)
 {
 	pthread_mutex_lock(&conn.lock);
 	fail_locked();
+	/* The next C_Initialize sets them again. */
+	free(conn.address);
+	free(conn.autostart);
+	conn.address = conn.autostart = NULL;
 	/* A caller still reading sees the shut-down socket and stops; the
 	 * descriptor is closed by the next connect or here when idle. */
 	if (!conn.reading)

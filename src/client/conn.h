@@ -29,7 +29,8 @@ bool pg_conn_set_address(const char *address) PG_MUST_CHECK;
  */
 bool pg_conn_set_autostart(const char *tool) PG_MUST_CHECK;
 
-/* Closes the connection and fails the calls waiting on it (C_Finalize). */
+/* Closes the connection, fails the calls waiting on it and forgets the
+ * address (C_Finalize). */
 void pg_conn_close(void);
 
 /* After fork(), in the child: forgets the parent's connection. */

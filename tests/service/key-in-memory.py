@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 
+LARGEST = 1 << 30
 pid, pem = int(sys.argv[1]), sys.argv[2]
 text = subprocess.run(['openssl', 'rsa', '-in', pem, '-noout', '-text'],
                       capture_output=True, text=True, check=True).stdout
@@ -25,10 +26,13 @@ try:
             if 'r' not in perms:
                 continue
             lo, hi = (int(x, 16) for x in span.split('-'))
+            # A sanitizer's shadow memory is terabytes of nothing.
+            if hi - lo > LARGEST or 'p' not in perms:
+                continue
             try:
                 mem.seek(lo)
                 chunk = mem.read(hi - lo)
-            except (OSError, OverflowError, ValueError):
+            except (OSError, OverflowError, ValueError, MemoryError):
                 continue
             found += sum(chunk.count(n) for n in needles)
 except OSError as e:

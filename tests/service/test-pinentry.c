@@ -132,7 +132,7 @@ test_broken(void)
 	pg_assert_int_eq(ask(pin, sizeof(pin), &len), PG_PINENTRY_FAILED);
 	make_program("OK", "printf 'D 12%%G4\\nOK\\n'");
 	pg_assert_int_eq(ask(pin, sizeof(pin), &len), PG_PINENTRY_FAILED);
-	make_program("OK", "sleep 60");
+	make_program("OK", "exec sleep 60");
 	p = pg_pinentry_open(program, &why);
 	pg_assert_not_null(p);
 	pg_assert_int_eq(pg_pinentry_getpin(p, "d", "p", NULL, pin, sizeof(pin), &len, 1),

@@ -244,7 +244,7 @@ if command -v gpg >/dev/null && [ -x /usr/bin/gnupg-pkcs11-scd ] && command -v p
 	printf 'pinentry-program %s\n' "$tmp/agent-pinentry" >>"$GNUPGHOME/gpg-agent.conf"
 	sign_grip=$(grip_of gpg-sign)
 	enc_grip=$(grip_of gpg-encrypt)
-	timeout 60 gpg-connect-agent 'scd learn' /bye >"$tmp/learn.log" 2>&1
+	client gpg-connect-agent 'scd learn' /bye >"$tmp/learn.log" 2>&1
 	# The agent keeps the token's keys as keys on a card (their keygrips).
 	g --card-status >>"$tmp/learn.log" 2>&1
 	cat >"$tmp/key-params" <<EOF
