@@ -27,7 +27,9 @@ for f in \
 	usr/include/p11glue/pin.h \
 	usr/include/p11glue/defs.h \
 	"usr/lib/$arch/pkcs11/p11glue-proxy.so" \
-	"usr/lib/$arch/pkcs11/p11glue-client.so"; do
+	"usr/lib/$arch/pkcs11/p11glue-client.so" \
+	usr/lib/systemd/user/p11glue.socket \
+	usr/lib/systemd/user/p11glue.service; do
 	if [ -e "$root/$f" ]; then echo "installed: /$f"; else echo "MISSING: /$f"; status=1; fi
 done
 # Manual pages: plain from meson install, compressed in a package.

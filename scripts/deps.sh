@@ -30,6 +30,9 @@ packages=(
 	sqlite3 bc
 	# S/MIME tests: gpgsm through gnupg-pkcs11-scd (cmsutil: libnss3-tools)
 	gpgsm
+	# the session service: a real pinentry driven in a terminal (tmux), socket
+	# activation (systemd-socket-activate, systemctl for setup --service)
+	pinentry-tty tmux systemd
 )
 
 missing=()

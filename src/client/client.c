@@ -6,7 +6,10 @@
  * The address comes from the C_Initialize reserved string "remote=ADDR"
  * (the registry passes a module file's "remote:" setting that way), else
  * from P11GLUE_SERVER_ADDRESS: "unix:path=PATH", or "|COMMAND", which is
- * run with its stdin and stdout connected to the module.
+ * run with its stdin and stdout connected to the module; else it is the
+ * user's session service (`p11glue service`, src/service), which the
+ * module starts when nothing listens there (unless P11GLUE_AUTOSTART is
+ * 0 or no): applications registered by `p11glue setup` name no address.
  *
  * Every entry point but a few is generated from the call list
  * (rpc-client.inc, made by src/rpc/gen-rpc.py); the few written here
@@ -19,8 +22,10 @@
  * next call after the server is back connects again: sessions of the
  * old connection are gone (CKR_SESSION_HANDLE_INVALID), new ones work.
  */
+#define _GNU_SOURCE /* dladdr */
 #include "config.h"
 
+#include "address.h"
 #include "conn.h"
 #include "handles.h"
 #include "initargs.h"
@@ -29,8 +34,11 @@
 #include "rpc-calls.h"
 #include "pkcs11-calls.h"
 
+#include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -306,12 +314,75 @@ register_fork(void)
 	pthread_atfork(NULL, NULL, after_fork_child);
 }
 
+/* The p11glue program that starts the service: the build tree's beside
+ * this module when it runs from one (src/client/ and src/tools/), else
+ * the installed one. free(). */
+static char *
+tool_path(void)
+{
+	static const char built[] = "/../tools/p11glue";
+	Dl_info info;
+	const char *slash;
+	char *path;
+	size_t dir;
+
+	if (dladdr((void *)tool_path, &info) != 0 && info.dli_fname != NULL &&
+	    (slash = strrchr(info.dli_fname, '/')) != NULL) {
+		dir = (size_t)(slash - info.dli_fname);
+		if (dir >= 7 && memcmp(slash - 7, "/client", 7) == 0 &&
+		    (path = malloc(dir + sizeof(built))) != NULL) {
+			memcpy(path, info.dli_fname, dir);
+			memcpy(path + dir, built, sizeof(built));
+			if (access(path, X_OK) == 0)
+				return path;
+			free(path);
+		}
+	}
+	return strdup(P11GLUE_BINDIR "/p11glue");
+}
+
+/* "unix:path=" and the user's service socket; NULL after a message. */
+static char *
+service_address(void)
+{
+	const char *why;
+	char *path = pg_rpc_socket_path(PG_RPC_SERVICE_NAME, &why), *address = NULL;
+
+	if (path == NULL || asprintf(&address, "unix:path=%s", path) < 0) {
+		pg_message("client: no server address, and no session service: "
+		           "$XDG_RUNTIME_DIR/p11glue (or /tmp/p11glue-UID) %s", path ? "out of memory" : why);
+		address = NULL;
+	}
+	free(path);
+	return address;
+}
+
+/* Starts the service when address is the user's service and starting is
+ * not turned off. */
+static bool
+set_autostart(const char *address)
+{
+	const char *env = getenv("P11GLUE_AUTOSTART"), *why;
+	char *service = pg_rpc_socket_path(PG_RPC_SERVICE_NAME, &why), *tool = NULL;
+	const char *path = strncmp(address, "unix:path=", 10) == 0 ? address + 10 : address;
+	bool ok;
+
+	if (service != NULL && strcmp(path, service) == 0 &&
+	    !(env && (strcmp(env, "0") == 0 || strcmp(env, "no") == 0)))
+		tool = tool_path();
+	ok = pg_conn_set_autostart(tool);
+	free(tool);
+	free(service);
+	return ok;
+}
+
 static CK_RV
 rc_C_Initialize(CK_VOID_PTR pInitArgs)
 {
 	CK_C_INITIALIZE_ARGS *args = pInitArgs;
 	const char *reserved = NULL;
 	const char *address = NULL;
+	char *service = NULL;
 	CK_RV rv = pg_check_initialize_args(args);
 
 	/* pReserved is read only from a caller known to pass a string there. */
@@ -325,20 +396,24 @@ rc_C_Initialize(CK_VOID_PTR pInitArgs)
 	if (address == NULL)
 		address = getenv("P11GLUE_SERVER_ADDRESS");
 	if (address == NULL || *address == 0) {
-		pg_message("client: no server address: set P11GLUE_SERVER_ADDRESS or \"remote:\"");
-		return CKR_GENERAL_ERROR;
+		address = service = service_address();
+		if (address == NULL)
+			return CKR_GENERAL_ERROR;
 	}
 	pthread_rwlock_wrlock(&st.lock);
 	if (st.initialized) {
 		pthread_rwlock_unlock(&st.lock);
+		free(service);
 		return CKR_CRYPTOKI_ALREADY_INITIALIZED;
 	}
-	if (!pg_conn_set_address(address)) {
+	if (!pg_conn_set_address(address) || !set_autostart(address)) {
 		pthread_rwlock_unlock(&st.lock);
 		pg_message("client: not a server address: %s (want unix:path=PATH or |COMMAND)",
 		           address);
+		free(service);
 		return CKR_ARGUMENTS_BAD;
 	}
+	free(service);
 	pg_handle_map_init(&st.sessions);
 	st.next_handle = 1;
 	st.initialized = true;

@@ -24,6 +24,8 @@
 
 /* How long a new connection waits for the server's hello. */
 #define HELLO_TIMEOUT_MS 30000
+/* How long a start of the session service may take (ms). */
+#define START_TIMEOUT_MS 30000
 
 extern char **environ;
 
@@ -39,6 +41,7 @@ typedef struct pending {
 static struct {
 	pthread_mutex_t lock;          /* everything; requests are written under it */
 	char *address;
+	char *autostart;               /* the p11glue program that starts the service, or NULL */
 	int fd;                        /* -1 when not connected */
 	pid_t child;                   /* the "|command" process, or 0 */
 	bool alive;
@@ -49,7 +52,7 @@ static struct {
 	pg_rpc_stream stream;
 	pending *waiting;
 	char why[320];                 /* why the last connection attempt failed */
-} conn = { PTHREAD_MUTEX_INITIALIZER, NULL, -1 };
+} conn = { PTHREAD_MUTEX_INITIALIZER, NULL, NULL, -1 };
 
 /* Records why connecting failed (conn.lock held). */
 static void PG_PRINTF(1, 2)
@@ -79,14 +82,57 @@ connect_unix(const char *path)
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
-		why_locked("no server at %s: %s%s", path, strerror(errno),
-		           errno == ENOENT || errno == ECONNREFUSED
+		int saved = errno;
+
+		why_locked("no server at %s: %s%s", path, strerror(saved),
+		           saved == ENOENT || saved == ECONNREFUSED
 		           ? " (is 'p11glue server' running, and P11GLUE_SERVER_ADDRESS its address?)" : "");
 		if (fd >= 0)
 			close(fd);
+		errno = saved;   /* the caller tells a missing server from other failures */
 		return -1;
 	}
 	return fd;
+}
+
+/*
+ * Starts the session service: `tool service --daemon`, whose first
+ * process exits once the service listens (or at once when another start
+ * got there first, both taking the address under a lock). posix_spawn:
+ * safe in a threaded process; the child is waited for by its PID only.
+ */
+static bool
+start_service_locked(void)
+{
+	char *argv[] = { conn.autostart, "service", "--daemon", NULL };
+	int status = 0, rc;
+	pid_t pid, got = 0;
+
+	rc = posix_spawn(&pid, conn.autostart, NULL, NULL, argv, environ);
+	if (rc != 0) {
+		why_locked("cannot start the session service (%s): %s", conn.autostart, strerror(rc));
+		return false;
+	}
+	for (int i = 0; i < START_TIMEOUT_MS / 10 && got == 0; i++) {
+		got = waitpid(pid, &status, WNOHANG);
+		if (got == 0)
+			nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
+	if (got == 0) {
+		kill(pid, SIGTERM);
+		waitpid(pid, NULL, 0);
+		why_locked("the session service (%s service --daemon) did not start in time",
+		           conn.autostart);
+		return false;
+	}
+	/* The application may reap children itself (got < 0): connecting
+	 * tells. */
+	if (got == pid && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+		why_locked("the session service did not start: %s service --daemon failed (status %d)",
+		           conn.autostart, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+		return false;
+	}
+	return true;
 }
 
 /* Runs "sh -c COMMAND" with one end of a socket pair as its stdin and
@@ -191,6 +237,9 @@ connect_locked(void)
 		fd = connect_command(a + 1, &conn.child);
 	else
 		fd = connect_unix(strncmp(a, "unix:path=", 10) == 0 ? a + 10 : a);
+	if (fd < 0 && conn.autostart != NULL && (errno == ENOENT || errno == ECONNREFUSED) &&
+	    start_service_locked())
+		fd = connect_unix(strncmp(a, "unix:path=", 10) == 0 ? a + 10 : a);
 	if (fd < 0)
 		return false;
 	conn.fd = fd;
@@ -225,6 +274,20 @@ pg_conn_set_address(const char *address)
 	return true;
 }
 
+bool
+pg_conn_set_autostart(const char *tool)
+{
+	char *copy = tool ? strdup(tool) : NULL;
+
+	if (tool != NULL && copy == NULL)
+		return false;
+	pthread_mutex_lock(&conn.lock);
+	free(conn.autostart);
+	conn.autostart = copy;
+	pthread_mutex_unlock(&conn.lock);
+	return true;
+}
+
 /* Marks the connection broken and fails every waiting call. */
 static void
 fail_locked(void)
@@ -243,6 +306,10 @@ pg_conn_close(void)
 {
 	pthread_mutex_lock(&conn.lock);
 	fail_locked();
+	/* The next C_Initialize sets them again. */
+	free(conn.address);
+	free(conn.autostart);
+	conn.address = conn.autostart = NULL;
 	/* A caller still reading sees the shut-down socket and stops; the
 	 * descriptor is closed by the next connect or here when idle. */
 	if (!conn.reading)

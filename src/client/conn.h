@@ -20,7 +20,17 @@
  * copied; false when it is not one of those. Closes any connection. */
 bool pg_conn_set_address(const char *address) PG_MUST_CHECK;
 
-/* Closes the connection and fails the calls waiting on it (C_Finalize). */
+/*
+ * The address is the user's session service: when nothing listens there,
+ * the next connection first starts it by running `tool service --daemon`
+ * (which returns once the service listens, or at once when another start
+ * won the race for the address), then connects. tool is copied; NULL
+ * turns starting off.
+ */
+bool pg_conn_set_autostart(const char *tool) PG_MUST_CHECK;
+
+/* Closes the connection, fails the calls waiting on it and forgets the
+ * address (C_Finalize). */
 void pg_conn_close(void);
 
 /* After fork(), in the child: forgets the parent's connection. */

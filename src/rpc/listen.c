@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "listen.h"
+#include "address.h"
 #include "compat.h"
 #include "modules.h"
 #include "names.h"
@@ -193,24 +194,17 @@ on_signal(int sig)
 char *
 pg_rpc_default_socket(void)
 {
-	const char *runtime = getenv("XDG_RUNTIME_DIR");
-	char dir[PATH_MAX], *path;
-	struct stat st;
+	const char *why;
+	char *dir = pg_rpc_socket_dir(&why), *path;
 
-	if (runtime && *runtime)
-		snprintf(dir, sizeof(dir), "%s/p11glue", runtime);
-	else
-		snprintf(dir, sizeof(dir), "/tmp/p11glue-%lu", (unsigned long)getuid());
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return NULL;
-	/* Ours and private, or not used at all. */
-	if (lstat(dir, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() ||
-	    (st.st_mode & 077) != 0) {
-		pg_message("%s is not a private directory of this user", dir);
+	if (dir == NULL) {
+		pg_message("no directory for the socket: $XDG_RUNTIME_DIR/p11glue (or /tmp/p11glue-UID) %s",
+		           why);
 		return NULL;
 	}
 	if (asprintf(&path, "%s/pkcs11-%ld", dir, (long)getpid()) < 0)
-		return NULL;
+		path = NULL;
+	free(dir);
 	return path;
 }
 

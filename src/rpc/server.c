@@ -1,16 +1,15 @@
 /*
- * Serving a module over RPC (see server.h).
+ * The worker serving a peer (see server.h): its threads, its hand-shake
+ * and its end, in a process of its own (pg_rpc_serve) or among others in
+ * one process (pg_rpc_conn_start). What a request does is dispatch.c's.
  */
-#define _GNU_SOURCE /* SO_PEERCRED, struct ucred */
+#define _GNU_SOURCE /* SO_PEERCRED, struct ucred, pthread_setname_np */
 #include "config.h"
 
 #include "server.h"
-#include "marshal.h"
+#include "dispatch.h"
 #include "modules.h"
-#include "handles.h"
 #include "rpc-calls.h"
-
-#include <p11glue/p11glue.h>
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -33,15 +32,19 @@
 /* The read role: free, held by a thread reading, or held by a thread
  * executing the call it read (which reads again when done). */
 enum { ROLE_FREE, ROLE_READING, ROLE_INLINE };
-/* How long a finishing worker waits for calls in progress. */
+/* How long a finishing worker process waits for calls in progress. */
 #define FINISH_WAIT_MS 2000
 
-typedef struct {
+/* What executing a request came to. */
+enum { EXEC_OK, EXEC_MALFORMED, EXEC_GONE };
+
+typedef struct pg_rpc_conn {
 	pg_rpc_stream stream;
-	const pg_rpc_serve_options *opts;
-	CK_FUNCTION_LIST_3_0 *funcs;
-	pg_module *module;
-	bool v3;
+	pg_rpc_calls calls;
+	pg_rpc_conn_options hooks;     /* in-process: the caller's; else funcs and v3 only */
+	bool shared;                   /* one connection among others in this process */
+	bool quiet;
+	pg_module *module;             /* a worker process's module */
 	uint32_t version;              /* the protocol version agreed with the peer */
 	pthread_mutex_t write_lock;
 	pthread_mutex_t lock;          /* what follows */
@@ -50,266 +53,21 @@ typedef struct {
 	int role;                      /* ROLE_* */
 	uint64_t inline_seq;           /* counts calls executed by their reader */
 	bool standby_asleep;           /* the standby waits without a deadline */
+	bool standby_running;
+	bool standby_cv_made;
 	int threads;                   /* serving threads (the standby not counted) */
 	int idle;                      /* threads waiting for the read role */
 	int busy;                      /* calls in progress */
 	bool finishing;
-	pg_handle_map allowed;         /* with a filter: slots it matched */
 	atomic_uint answered;          /* replies about to be sent (see execute) */
 } rs_worker;
 
-typedef struct {
-	rs_worker *w;
-	CK_FUNCTION_LIST_3_0 *funcs;
-	bool v3;
-	pg_rpc_arena *arena;
-} rs_ctx;
-
+/* The worker of this process (pg_rpc_serve). */
 static rs_worker worker;
+static _Thread_local void *current;
 
-static void finish(int status) __attribute__((noreturn));
-
-/* ---------------------------------------------------------------------------
- * Helpers of the generated handlers
- */
-
-/* An output buffer: u8 present, u64 capacity (at most what a reply holds). */
-static CK_BYTE_PTR
-rs_get_out_bytes(rs_ctx *ctx, pg_rpc_in *in, CK_ULONG *len)
-{
-	bool present = pg_rpc_get_u8(in) != 0;
-	uint64_t cap = pg_rpc_get_u64(in);
-	CK_BYTE_PTR p;
-
-	if (cap > PG_RPC_MAX_BODY - 64)
-		cap = PG_RPC_MAX_BODY - 64;
-	*len = (CK_ULONG)cap;
-	if (!present || in->failed)
-		return NULL;
-	p = pg_rpc_arena_alloc(&ctx->arena, (size_t)cap);
-	if (p == NULL)
-		in->failed = true;
-	return p;
-}
-
-static void
-rs_add_out_bytes(pg_rpc_out *out, const CK_BYTE *p, CK_ULONG len)
-{
-	pg_rpc_add_u64(out, len);
-	pg_rpc_add_u8(out, p != NULL);
-	if (p != NULL)
-		pg_rpc_add_bytes(out, p, len);
-}
-
-static CK_UTF8CHAR_PTR
-rs_get_label(pg_rpc_in *in)
-{
-	if (!pg_rpc_get_u8(in))
-		return NULL;
-	return (CK_UTF8CHAR_PTR)pg_rpc_get_raw(in, 32);
-}
-
-static CK_ULONG *
-rs_alloc_ulongs(rs_ctx *ctx, pg_rpc_in *in, CK_ULONG n)
-{
-	CK_ULONG *p;
-
-	if (n > PG_RPC_MAX_COUNT) {
-		in->failed = true;
-		return NULL;
-	}
-	p = pg_rpc_arena_alloc(&ctx->arena, (n ? n : 1) * sizeof(CK_ULONG));
-	if (p == NULL)
-		in->failed = true;
-	return p;
-}
-
-/* What a module wrote into a handle array of max entries. */
-static void
-rs_add_ulongs(pg_rpc_out *out, const CK_ULONG *p, CK_ULONG max, CK_ULONG count)
-{
-	if (count > max)
-		count = max;
-	pg_rpc_add_u32(out, (uint32_t)count);
-	for (CK_ULONG i = 0; i < count; i++)
-		pg_rpc_add_u64(out, p[i]);
-}
-
-static CK_ULONG *
-rs_get_out_ulongs(rs_ctx *ctx, pg_rpc_in *in, CK_ULONG *count)
-{
-	bool present = pg_rpc_get_u8(in) != 0;
-
-	*count = pg_rpc_get_ulong(in);
-	if (!present || in->failed)
-		return NULL;
-	return rs_alloc_ulongs(ctx, in, *count);
-}
-
-static void
-rs_add_out_ulongs(pg_rpc_out *out, const CK_ULONG *p, CK_ULONG count)
-{
-	pg_rpc_add_u64(out, count);
-	pg_rpc_add_u8(out, p != NULL);
-	if (p == NULL)
-		return;
-	for (CK_ULONG i = 0; i < count; i++)
-		pg_rpc_add_u64(out, p[i]);
-}
-
-/* ---------------------------------------------------------------------------
- * Slot filter (a URI selecting tokens)
- */
-
-bool
-pg_rpc_slot_matches(CK_FUNCTION_LIST *f, const p11glue_uri *filter, CK_SLOT_ID slot)
-{
-	CK_SLOT_INFO si;
-	CK_TOKEN_INFO ti;
-
-	if (f->C_GetSlotInfo(slot, &si) != CKR_OK || !p11glue_uri_match_slot_info(filter, slot, &si))
-		return false;
-	if (!(si.flags & CKF_TOKEN_PRESENT) || f->C_GetTokenInfo(slot, &ti) != CKR_OK) {
-		/* No token: only a URI without token attributes selects it. */
-		memset(&ti, 0, sizeof(ti));
-	}
-	return p11glue_uri_match_token_info(filter, &ti);
-}
-
-static bool
-rs_slot_allowed(rs_ctx *ctx, CK_SLOT_ID slot)
-{
-	bool ok;
-
-	if (ctx->w->opts->filter == NULL)
-		return true;
-	pthread_mutex_lock(&ctx->w->lock);
-	ok = pg_handle_map_get(&ctx->w->allowed, slot, NULL);
-	pthread_mutex_unlock(&ctx->w->lock);
-	if (!ok && pg_rpc_slot_matches((CK_FUNCTION_LIST *)ctx->w->funcs, ctx->w->opts->filter, slot)) {
-		pthread_mutex_lock(&ctx->w->lock);
-		ok = pg_handle_map_put(&ctx->w->allowed, slot, 1);
-		pthread_mutex_unlock(&ctx->w->lock);
-	}
-	return ok;
-}
-
-#include "rpc-server.inc"
-
-/* ---------------------------------------------------------------------------
- * The calls served by hand
- */
-
-/* The module's whole list (size query, then fill, as slots may appear). */
-static CK_RV
-module_slots(rs_ctx *ctx, CK_BBOOL present, CK_SLOT_ID **slots, CK_ULONG *n)
-{
-	CK_RV rv;
-
-	for (int tries = 0; tries < 8; tries++) {
-		rv = ctx->funcs->C_GetSlotList(present, NULL, n);
-		if (rv != CKR_OK)
-			return rv;
-		if (*n > PG_RPC_MAX_COUNT)
-			return CKR_DEVICE_ERROR;
-		*slots = pg_rpc_arena_alloc(&ctx->arena, (*n ? *n : 1) * sizeof(CK_SLOT_ID));
-		if (*slots == NULL)
-			return CKR_HOST_MEMORY;
-		rv = ctx->funcs->C_GetSlotList(present, *slots, n);
-		if (rv != CKR_BUFFER_TOO_SMALL)
-			return rv;
-	}
-	return rv;
-}
-
-static bool
-rs_C_GetSlotList(rs_ctx *ctx, pg_rpc_in *in, pg_rpc_out *out)
-{
-	CK_BBOOL present = pg_rpc_get_u8(in);
-	bool buffer = pg_rpc_get_u8(in) != 0;
-	CK_ULONG cap = pg_rpc_get_ulong(in), n = 0, kept = 0;
-	CK_SLOT_ID *slots = NULL;
-	CK_RV rv;
-
-	if (!pg_rpc_in_done(in))
-		return false;
-	rv = module_slots(ctx, present, &slots, &n);
-	for (CK_ULONG i = 0; rv == CKR_OK && i < n; i++) {
-		if (rs_slot_allowed(ctx, slots[i]))
-			slots[kept++] = slots[i];
-	}
-	if (rv == CKR_OK && buffer && kept > cap)
-		rv = CKR_BUFFER_TOO_SMALL;
-	pg_rpc_add_u64(out, rv);
-	if (rv == CKR_OK)
-		rs_add_out_ulongs(out, buffer ? slots : NULL, kept);
-	else if (rv == CKR_BUFFER_TOO_SMALL)
-		pg_rpc_add_u64(out, kept);
-	return true;
-}
-
-static bool
-rs_C_OpenSession(rs_ctx *ctx, pg_rpc_in *in, pg_rpc_out *out)
-{
-	CK_SLOT_ID slot = pg_rpc_get_ulong(in);
-	CK_FLAGS flags = pg_rpc_get_ulong(in);
-	CK_SESSION_HANDLE session = 0;
-	CK_RV rv;
-
-	if (!pg_rpc_in_done(in))
-		return false;
-	/* Notify callbacks stay on the client's side (PKCS#11 v3.0 §5.6
-	 * lets a library never call them). */
-	if (!rs_slot_allowed(ctx, slot))
-		rv = CKR_SLOT_ID_INVALID;
-	else
-		rv = ctx->funcs->C_OpenSession(slot, flags, NULL, NULL, &session);
-	pg_rpc_add_u64(out, rv);
-	if (rv == CKR_OK)
-		pg_rpc_add_u64(out, session);
-	return true;
-}
-
-static bool
-rs_C_GetAttributeValue(rs_ctx *ctx, pg_rpc_in *in, pg_rpc_out *out)
-{
-	CK_SESSION_HANDLE session = pg_rpc_get_ulong(in);
-	CK_OBJECT_HANDLE object = pg_rpc_get_ulong(in);
-	CK_ATTRIBUTE *tmpl;
-	CK_ULONG count;
-	CK_RV rv;
-
-	if (!pg_rpc_get_attr_request(in, &ctx->arena, &tmpl, &count) || !pg_rpc_in_done(in))
-		return false;
-	rv = ctx->funcs->C_GetAttributeValue(session, object, tmpl, count);
-	pg_rpc_add_u64(out, rv);
-	/* These codes still describe every attribute (PKCS#11 v3.0 §5.7.5). */
-	if (rv == CKR_OK || rv == CKR_ATTRIBUTE_SENSITIVE || rv == CKR_ATTRIBUTE_TYPE_INVALID ||
-	    rv == CKR_BUFFER_TOO_SMALL)
-		pg_rpc_add_attr_result(out, tmpl, count);
-	return true;
-}
-
-static bool
-rs_C_WaitForSlotEvent(rs_ctx *ctx, pg_rpc_in *in, pg_rpc_out *out)
-{
-	CK_FLAGS flags = pg_rpc_get_ulong(in);
-	CK_SLOT_ID slot = 0;
-	CK_RV rv;
-
-	if (!pg_rpc_in_done(in))
-		return false;
-	/* Events of slots outside the filter are skipped. */
-	do
-		rv = ctx->funcs->C_WaitForSlotEvent(flags, &slot, NULL);
-	while (rv == CKR_OK && !rs_slot_allowed(ctx, slot) && !(flags & CKF_DONT_BLOCK));
-	if (rv == CKR_OK && !rs_slot_allowed(ctx, slot))
-		rv = CKR_NO_EVENT;
-	pg_rpc_add_u64(out, rv);
-	if (rv == CKR_OK)
-		pg_rpc_add_u64(out, slot);
-	return true;
-}
+static void finish(rs_worker *w, int status) __attribute__((noreturn));
+static void thread_gone(rs_worker *w, bool standby);
 
 /* ---------------------------------------------------------------------------
  * The worker: leader/follower threads
@@ -341,21 +99,24 @@ send_frame(rs_worker *w, pg_rpc_out *out, uint32_t id, uint32_t code)
 	return ok;
 }
 
-/* Executes one request; false when it was malformed. */
-static bool
+/* Executes one request and sends its reply. */
+static int
 execute(rs_worker *w, const pg_rpc_frame *f)
 {
-	rs_ctx ctx = { w, w->funcs, w->v3, NULL };
+	bool vendor = f->code >= PG_RPC_VENDOR_FIRST && f->code <= PG_RPC_VENDOR_LAST;
+	void *saved = current;
 	pg_rpc_out out;
 	pg_rpc_in in;
-	bool ok;
+	bool ok, sent;
 
-	if (f->code >= PG_RPC_CALL_COUNT || rs_handlers[f->code] == NULL)
-		return false;
 	pg_rpc_in_init(&in, f->body, f->len);
 	pg_rpc_out_init(&out);
-	ok = rs_handlers[f->code](&ctx, &in, &out);
-	pg_rpc_arena_free(ctx.arena);
+	current = w->hooks.data;
+	if (vendor)
+		ok = w->hooks.vendor != NULL && w->hooks.vendor(w->hooks.data, f->code, &in, &out);
+	else
+		ok = pg_rpc_calls_run(&w->calls, f->code, &in, &out);
+	current = saved;
 	/* A peer sends a request that depends on a reply only after that
 	 * reply: the order runs through the peer, outside this process. This
 	 * release (paired with the acquire after each read) makes it an order
@@ -369,10 +130,9 @@ execute(rs_worker *w, const pg_rpc_frame *f)
 		pg_rpc_out_init(&out);
 		pg_rpc_add_u64(&out, CKR_DEVICE_MEMORY);
 	}
-	if (ok && !send_frame(w, &out, f->id, f->code))
-		finish(0);
+	sent = ok && send_frame(w, &out, f->id, f->code);
 	pg_rpc_out_clear(&out);
-	return ok;
+	return !ok ? EXEC_MALFORMED : sent ? EXEC_OK : EXEC_GONE;
 }
 
 static void
@@ -385,6 +145,25 @@ send_error(rs_worker *w, uint32_t id)
 	if (!send_frame(w, &out, id, PG_RPC_ERROR))
 		pg_rpc_out_clear(&out);
 	pg_rpc_out_clear(&out);
+}
+
+/* The worker ends with status: a worker process exits; a connection of a
+ * shared process has its threads leave (the calling thread too, when it
+ * returns). */
+static void
+end(rs_worker *w, int status)
+{
+	if (!w->shared)
+		finish(w, status);
+	pthread_mutex_lock(&w->lock);
+	w->finishing = true;
+	w->busy--;
+	pthread_cond_broadcast(&w->role_cv);
+	if (w->standby_running)
+		pthread_cond_signal(&w->standby_cv);
+	pthread_mutex_unlock(&w->lock);
+	/* A thread blocked reading sees the end of the stream. */
+	shutdown(w->stream.in_fd, SHUT_RDWR);
 }
 
 static void *serve_thread(void *arg);
@@ -413,12 +192,30 @@ start_thread(rs_worker *w)
 
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, serve_thread, w) != 0) {
-		pthread_mutex_lock(&w->lock);
-		w->threads--;
-		pthread_mutex_unlock(&w->lock);
-	}
+	if (pthread_create(&t, &attr, serve_thread, w) != 0)
+		thread_gone(w, false);
 	pthread_attr_destroy(&attr);
+}
+
+/* Reads one request (the read role held); false when the worker ends. */
+static bool
+read_request(rs_worker *w, pg_rpc_frame *f, bool *lone)
+{
+	int rc = pg_rpc_stream_read(&w->stream, f);
+
+	(void)atomic_load_explicit(&w->answered, memory_order_acquire);
+	*lone = rc == 1 && w->version >= 2 && (f->code & PG_RPC_LONE) != 0;
+	if (*lone)
+		f->code &= ~PG_RPC_LONE;
+	pthread_mutex_lock(&w->lock);
+	w->busy++;
+	pthread_mutex_unlock(&w->lock);
+	if (rc == 1)
+		return true;
+	if (rc == -2)
+		send_error(w, f->id);
+	end(w, rc == 0 ? 0 : 1);
+	return false;
 }
 
 static void *
@@ -433,26 +230,20 @@ serve_thread(void *arg)
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
 		/* The role is this thread's when its own call left it free. */
-		while (w->role != ROLE_FREE) {
+		while (w->role != ROLE_FREE && !w->finishing) {
 			w->idle++;
 			pthread_cond_wait(&w->role_cv, &w->lock);
 			w->idle--;
 		}
+		if (w->finishing)
+			break;
 		w->role = ROLE_READING;
 		pthread_mutex_unlock(&w->lock);
-		rc = pg_rpc_stream_read(&w->stream, &f);
-		(void)atomic_load_explicit(&w->answered, memory_order_acquire);
-		lone = rc == 1 && w->version >= 2 && (f.code & PG_RPC_LONE) != 0;
-		if (lone)
-			f.code &= ~PG_RPC_LONE;
-		pthread_mutex_lock(&w->lock);
-		w->busy++;
-		if (rc <= 0) {
-			pthread_mutex_unlock(&w->lock);
-			if (rc == -2)
-				send_error(w, f.id);
-			finish(rc == 0 ? 0 : 1);
+		if (!read_request(w, &f, &lone)) {
+			pthread_mutex_lock(&w->lock);
+			break;
 		}
+		pthread_mutex_lock(&w->lock);
 		spawn = false;
 		if (lone && w->stream.end == w->stream.start) {
 			/* Executed here, then read on (unless the standby
@@ -468,20 +259,26 @@ serve_thread(void *arg)
 		pthread_mutex_unlock(&w->lock);
 		if (spawn)
 			start_thread(w);
-		if (!execute(w, &f)) {
-			if (!w->opts->quiet)
+		rc = execute(w, &f);
+		if (rc == EXEC_MALFORMED) {
+			if (!w->quiet)
 				pg_message("server: malformed %s request from the peer; closing",
 				           f.code < PG_RPC_CALL_COUNT ? pg_rpc_call_names[f.code] : "unknown");
 			send_error(w, f.id);
-			pg_rpc_frame_clear(&f);
-			finish(1);
 		}
 		pg_rpc_frame_clear(&f);
+		if (rc != EXEC_OK) {
+			end(w, rc == EXEC_MALFORMED ? 1 : 0);
+			pthread_mutex_lock(&w->lock);
+			break;
+		}
 		pthread_mutex_lock(&w->lock);
 		w->busy--;
 		if (w->role == ROLE_INLINE && w->inline_seq == mine)
 			w->role = ROLE_FREE;   /* taken again at the top */
 	}
+	pthread_mutex_unlock(&w->lock);
+	thread_gone(w, false);
 	return NULL;
 }
 
@@ -516,6 +313,7 @@ standby_thread(void *arg)
 			w->standby_asleep = false;
 			seen = w->inline_seq;
 			quiet = 0;
+			continue;
 		}
 		if (spawn) {
 			pthread_mutex_unlock(&w->lock);
@@ -528,11 +326,12 @@ standby_thread(void *arg)
 			at.tv_sec++;
 			at.tv_nsec -= 1000000000L;
 		}
-		while (pthread_cond_timedwait(&w->standby_cv, &w->lock, &at) == 0 && !w->finishing) {
+		while (!w->finishing && pthread_cond_timedwait(&w->standby_cv, &w->lock, &at) == 0) {
 			/* A signal meant for the untimed wait: the tick goes on. */
 		}
 	}
 	pthread_mutex_unlock(&w->lock);
+	thread_gone(w, true);
 	return NULL;
 }
 
@@ -549,21 +348,58 @@ start_standby(rs_worker *w)
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&w->standby_cv, &ca);
 	pthread_condattr_destroy(&ca);
+	w->standby_cv_made = true;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, standby_thread, w) != 0)
+	w->standby_running = true;
+	if (pthread_create(&t, &attr, standby_thread, w) != 0) {
+		w->standby_running = false;
 		w->version = 1;
-	else
+	} else {
 		pthread_setname_np(t, PG_RPC_STANDBY_NAME);
+	}
 	pthread_attr_destroy(&attr);
 }
+
+static void
+worker_init(rs_worker *w, int in_fd, int out_fd)
+{
+	memset(w, 0, sizeof(*w));
+	pg_rpc_stream_init(&w->stream, in_fd, out_fd);
+	pthread_mutex_init(&w->write_lock, NULL);
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->role_cv, NULL);
+	w->threads = 1;
+	w->busy = 1;
+}
+
+/* The peer's hello, answered; false (after a message) when it speaks no
+ * version of the protocol or hangs up. */
+static bool
+handshake(rs_worker *w, uint32_t *version)
+{
+	pg_rpc_frame f;
+	int rc = pg_rpc_stream_read(&w->stream, &f);
+	bool ok = rc == 1 && pg_rpc_parse_hello(&f, version);
+
+	pg_rpc_frame_clear(&f);
+	/* A peer that hangs up at once (a probe) is no error. */
+	if (!ok && !w->quiet && rc != 0)
+		pg_message("server: the peer does not speak the p11glue protocol");
+	if (ok && *version > PG_RPC_VERSION)
+		*version = PG_RPC_VERSION;
+	return ok;
+}
+
+/* ---------------------------------------------------------------------------
+ * A worker process
+ */
 
 /* Ends the worker: waits a while for calls in progress (the calling
  * thread's own counts as one), finalizes the module, exits. */
 static void
-finish(int status)
+finish(rs_worker *w, int status)
 {
-	rs_worker *w = &worker;
 	bool idle = false, first;
 
 	pthread_mutex_lock(&w->lock);
@@ -596,33 +432,15 @@ void
 pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 {
 	rs_worker *w = &worker;
-	pg_rpc_frame f;
 	uint32_t version = 0;
 	char *why = NULL;
 	CK_RV rv;
-	int rc;
 
-	memset(w, 0, sizeof(*w));
-	pg_rpc_stream_init(&w->stream, in_fd, out_fd);
-	w->opts = opts;
-	pthread_mutex_init(&w->write_lock, NULL);
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->role_cv, NULL);
-	pg_handle_map_init(&w->allowed);
-	w->threads = 1;
-	w->busy = 1;
+	worker_init(w, in_fd, out_fd);
+	w->quiet = opts->quiet;
 	/* The handshake: the peer's highest version, ours in answer. */
-	rc = pg_rpc_stream_read(&w->stream, &f);
-	if (rc != 1 || !pg_rpc_parse_hello(&f, &version)) {
-		/* A peer that hangs up at once (a probe) is no error. */
-		if (!opts->quiet && rc != 0)
-			pg_message("server: the peer does not speak the p11glue protocol");
-		pg_rpc_frame_clear(&f);
+	if (!handshake(w, &version))
 		_exit(1);
-	}
-	pg_rpc_frame_clear(&f);
-	if (version > PG_RPC_VERSION)
-		version = PG_RPC_VERSION;
 	w->module = pg_module_open(opts->module_path, &why);
 	if (w->module == NULL) {
 		if (!opts->quiet)
@@ -630,8 +448,8 @@ pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 		free(why);
 		_exit(1);
 	}
-	w->funcs = pg_module_functions(w->module);
-	w->v3 = pg_module_is_v3(w->module);
+	pg_rpc_calls_init(&w->calls, pg_module_functions(w->module), pg_module_is_v3(w->module),
+	                  opts->filter);
 	rv = pg_module_initialize(w->module, opts->reserved);
 	if (rv != CKR_OK) {
 		if (!opts->quiet)
@@ -640,12 +458,112 @@ pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 	}
 	w->version = version;
 	if (!pg_rpc_send_hello(&w->stream, version))
-		finish(0);
+		finish(w, 0);
 	if (version >= 2)
 		start_standby(w);
 	w->busy = 0;
 	serve_thread(w);
-	finish(0);
+	finish(w, 0);
+}
+
+/* ---------------------------------------------------------------------------
+ * A connection among others
+ */
+
+static void
+release(rs_worker *w)
+{
+	pg_rpc_stream_clear(&w->stream);
+	pg_rpc_calls_clear(&w->calls);
+	pthread_mutex_destroy(&w->write_lock);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->role_cv);
+	if (w->standby_cv_made)
+		pthread_cond_destroy(&w->standby_cv);
+	free(w);
+}
+
+/* A thread of the worker (the standby, or a serving one) stops. The last
+ * one out of a shared connection hands it back; a worker process's
+ * threads end with the process. */
+static void
+thread_gone(rs_worker *w, bool standby)
+{
+	bool last;
+
+	pthread_mutex_lock(&w->lock);
+	if (standby)
+		w->standby_running = false;
+	else
+		w->threads--;
+	last = w->shared && w->threads == 0 && !w->standby_running;
+	pthread_mutex_unlock(&w->lock);
+	if (!last)
+		return;
+	if (w->hooks.done != NULL)
+		w->hooks.done(w->hooks.data);
+	close(w->stream.in_fd);
+	release(w);
+}
+
+/* The first thread of a shared connection: the handshake, then serving. */
+static void *
+conn_thread(void *arg)
+{
+	rs_worker *w = arg;
+	uint32_t version = 0;
+
+	if (!handshake(w, &version) || !pg_rpc_send_hello(&w->stream, version)) {
+		end(w, 0);
+		thread_gone(w, false);
+		return NULL;
+	}
+	pthread_mutex_lock(&w->lock);
+	w->version = version;
+	if (version >= 2 && !w->finishing)
+		start_standby(w);
+	w->busy = 0;
+	pthread_mutex_unlock(&w->lock);
+	return serve_thread(w);
+}
+
+pg_rpc_conn *
+pg_rpc_conn_start(int fd, const pg_rpc_conn_options *opts)
+{
+	rs_worker *w = malloc(sizeof(*w));
+	pthread_attr_t attr;
+	pthread_t t;
+	int rc;
+
+	if (w == NULL)
+		return NULL;
+	worker_init(w, fd, fd);
+	w->shared = true;
+	w->hooks = *opts;
+	w->quiet = opts->quiet;
+	pg_rpc_calls_init(&w->calls, opts->funcs, opts->v3, NULL);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &attr, conn_thread, w);
+	pthread_attr_destroy(&attr);
+	if (rc != 0) {
+		release(w);
+		return NULL;
+	}
+	return w;
+}
+
+void
+pg_rpc_conn_stop(pg_rpc_conn *c)
+{
+	/* The reader sees the end of the stream and the worker ends. */
+	shutdown(c->stream.in_fd, SHUT_RDWR);
+}
+
+void *
+pg_rpc_conn_current(void)
+{
+	return current;
 }
 
 bool

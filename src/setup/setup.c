@@ -23,7 +23,9 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define MAX_CONF (1024 * 1024)
@@ -605,10 +607,11 @@ pg_setup_status_clear(pg_setup_status *status)
 }
 
 char *
-pg_setup_default_module(bool proxy)
+pg_setup_default_module(const pg_setup_env *env, bool proxy)
 {
 	return proxy ? pg_setup_module_file("proxy", "p11glue-proxy.so")
-	             : pg_setup_module_file("store", "p11glue-store.so");
+	       : env->direct ? pg_setup_module_file("store", "p11glue-store.so")
+	                     : pg_setup_module_file("client", "p11glue-client.so");
 }
 
 char *
@@ -632,7 +635,7 @@ pg_setup_chosen_module(const pg_setup_env *env, pg_setup_plan *plan, bool proxy_
 	char *module;
 
 	if (env->module == NULL) {
-		module = pg_setup_default_module(env->proxy || proxy_default);
+		module = pg_setup_default_module(env, env->proxy || proxy_default);
 		if (module == NULL)
 			pg_setup_problem(plan, "out of memory");
 		return module;
@@ -708,4 +711,50 @@ pg_setup_target_named(const char *name)
 			return pg_setup_targets[i];
 	}
 	return NULL;
+}
+
+int
+pg_setup_exec(char *const argv[], char *out, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+	int fds[2], st = 0, null;
+	pid_t pid;
+
+	out[0] = 0;
+	/* Close-on-exec: the program gets only the copies on 0, 1 and 2. */
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (null >= 0)
+			dup2(null, 0);
+		dup2(fds[1], 1);
+		dup2(fds[1], 2);
+		execvp(argv[0], argv);
+		fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(fds[1]);
+	/* Keeps what fits, drains the rest (a full pipe would stall it). */
+	for (;;) {
+		char spill[512];
+
+		if (len + 1 < size)
+			n = read(fds[0], out + len, size - 1 - len);
+		else
+			n = read(fds[0], spill, sizeof(spill));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (len + 1 < size)
+			len += (size_t)n;
+	}
+	close(fds[0]);
+	out[len] = 0;
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }

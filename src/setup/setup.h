@@ -19,9 +19,15 @@
 #include <sys/types.h>
 
 /* What the command line says to every target. */
+/* What `p11glue status` tells of the session service (below). */
+typedef struct pg_setup_status pg_setup_status;
+
 typedef struct {
 	const char *module;          /* --module PATH, or NULL: the target's default */
 	bool proxy;                  /* --proxy: the proxy module rather than the store */
+	bool direct;                 /* --direct: applications load the key store themselves
+	                              * rather than reach the session service through
+	                              * p11glue-client.so */
 	bool system;                 /* --system: for every user, not the caller only */
 	bool verbose;                /* status --verbose: load what the target names */
 	bool undo;                   /* setup --undo */
@@ -30,6 +36,10 @@ typedef struct {
 	 * the user; what the command layer gives (src/trust/tool). False
 	 * after a message. */
 	bool (*trust_compat)(bool system, bool undo);
+	/* Adds facts about the running session service (its tokens, locked
+	 * or unlocked and since when) to a status; what the command layer
+	 * gives (src/service's control calls). NULL: none. */
+	void (*service_facts)(pg_setup_status *status);
 } pg_setup_env;
 
 /* One file's planned edit. */
@@ -58,12 +68,12 @@ typedef struct {
 
 /* What a target reports for `p11glue status`: a state word and facts. */
 #define PG_SETUP_MAX_FACTS 48
-typedef struct {
+struct pg_setup_status {
 	const char *state;           /* "configured", "partly configured", "not configured" */
 	const char *keys[PG_SETUP_MAX_FACTS];
 	char *values[PG_SETUP_MAX_FACTS];
 	size_t n;
-} pg_setup_status;
+};
 
 typedef struct {
 	const char *name;            /* the option is --NAME */
@@ -103,7 +113,7 @@ pg_setup_result pg_setup_run(const pg_setup_target *t, const pg_setup_env *env, 
 const pg_setup_target *pg_setup_target_named(const char *name);
 
 /* Every target, in the order a set-up of all of them runs (targets.c). */
-#define PG_SETUP_N_TARGETS 6
+#define PG_SETUP_N_TARGETS 7
 extern const pg_setup_target *const pg_setup_targets[PG_SETUP_N_TARGETS];
 
 /* ---------------------------------------------------------------------------
@@ -183,10 +193,11 @@ bool pg_setup_apply_edits(const pg_setup_env *env, const pg_setup_plan *plan);
 void pg_setup_fact(pg_setup_status *status, const char *key, const char *value);
 void pg_setup_status_clear(pg_setup_status *status);
 
-/* The module file a target names by default: the store's (p11glue-store.so)
- * or with proxy the proxy's, from this program's build tree when it runs
- * from one, else the installed one; free(). */
-char *pg_setup_default_module(bool proxy);
+/* The module file a target names by default: the proxy's with proxy,
+ * else the client module's (p11glue-client.so, the session service) or
+ * with env->direct the store's (p11glue-store.so); from this program's
+ * build tree when it runs from one, else the installed one; free(). */
+char *pg_setup_default_module(const pg_setup_env *env, bool proxy);
 
 /* A module of p11glue's by its file name (p11glue-trust.so), found in
  * src/DIR of the build tree when this program runs from one, else the
@@ -195,7 +206,8 @@ char *pg_setup_module_file(const char *dir, const char *file);
 
 /* The module a target names: --module (resolved; a missing file is a
  * problem), else the proxy with --proxy or proxy_default, else the
- * store. NULL after adding a problem; free(). */
+ * client module or the store (pg_setup_default_module). NULL after
+ * adding a problem; free(). */
 char *pg_setup_chosen_module(const pg_setup_env *env, pg_setup_plan *plan, bool proxy_default);
 
 /* dir/name, and the caller's home directory ($HOME, else the password
@@ -205,6 +217,14 @@ char *pg_setup_home(void);
 /* system_file with --system, else the file at home_relative under the
  * user's home directory; malloc'ed, NULL without a home directory. */
 char *pg_setup_path(const pg_setup_env *env, const char *system_file, const char *home_relative);
+
+/*
+ * Runs argv (a name looked up in $PATH) with standard input from
+ * /dev/null; its standard output and error go to out (size bytes at
+ * most, NUL-terminated). Returns its exit status, 128 when a signal
+ * ended it, -1 when it could not be run.
+ */
+int pg_setup_exec(char *const argv[], char *out, size_t size);
 
 /* True when text has target's block (a complete one). */
 bool pg_setup_has_block(const char *text, const char *target);

@@ -15,16 +15,36 @@ static const pg_setup_target modules = {
 	.description =
 		"  --modules  the module registry (p11-kit's format): in ~/.config/pkcs11/modules\n"
 		"             (with --system " P11GLUE_SYSTEM_MODULES_DIR ", with P11GLUE_CONFIG\n"
-		"             set $P11GLUE_CONFIG/modules), p11glue-store.module and\n"
-		"             p11glue-trust.module (trust-policy: yes) register the key\n"
-		"             store and the trust module, and p11-kit-trust.module with an\n"
-		"             empty 'module:' disables p11-kit's trust module, which would\n"
-		"             read the same anchors. A module: or trust-policy: line of your\n"
-		"             own in these files that says otherwise is reported and left\n"
-		"             alone; nothing is changed then.\n",
+		"             set $P11GLUE_CONFIG/modules), p11glue-service.module registers\n"
+		"             p11glue-client.so, through which programs reach the key store\n"
+		"             in your session service, and p11glue-store.module with an\n"
+		"             empty 'module:' keeps them from loading the store themselves\n"
+		"             (with --direct it registers the store instead);\n"
+		"             p11glue-trust.module (trust-policy: yes) registers the trust\n"
+		"             module, and p11-kit-trust.module with an empty 'module:'\n"
+		"             disables p11-kit's, which would read the same anchors. A\n"
+		"             module: or trust-policy: line of your own in these files that\n"
+		"             says otherwise is reported and left alone; nothing is changed\n"
+		"             then.\n",
 	.system = true,
 	.plan = pg_setup_modules_plan,
 	.status = pg_setup_modules_status,
+};
+
+static const pg_setup_target service = {
+	.name = "service",
+	.summary = "systemd starts the session service on demand (p11glue.socket)",
+	.description =
+		"  --service  the session service ('p11glue service'), through which programs\n"
+		"             reach the key store, one unlock for all of them: systemctl\n"
+		"             --user enable p11glue.socket (--system: --global), and\n"
+		"             start it when a systemd user manager runs. Without systemd,\n"
+		"             p11glue-client.so starts the service itself on first use.\n",
+	.system = true,
+	.unavailable = pg_setup_service_unavailable,
+	.plan = pg_setup_service_plan,
+	.apply = pg_setup_service_apply,
+	.status = pg_setup_service_status,
 };
 
 static const pg_setup_target trust = {
@@ -55,7 +75,7 @@ static const pg_setup_target ssh = {
 		"  --ssh      OpenSSH's client: ~/.ssh/config (with --system\n"
 		"             " PG_SETUP_SSH_SYSTEM_FILE ", which Debian's ssh_config\n"
 		"             includes) ends with 'Host *' and 'PKCS11Provider' naming the\n"
-		"             store module (--proxy: the proxy). At the end it applies to\n"
+		"             key store's module (--proxy: the proxy). At the end it applies to\n"
 		"             every host but never overrides settings of yours (the first\n"
 		"             value wins). A PKCS11Provider of your own for every host\n"
 		"             naming another module is reported and left alone; nothing is\n"
@@ -117,6 +137,7 @@ static const pg_setup_target gnupg = {
 
 const pg_setup_target *const pg_setup_targets[PG_SETUP_N_TARGETS] = {
 	&modules,
+	&service,
 	&trust,
 	&ssh,
 	&openssl,

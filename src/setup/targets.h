@@ -20,6 +20,12 @@
 bool pg_setup_modules_plan(const pg_setup_env *env, bool undo, pg_setup_plan *plan);
 void pg_setup_modules_status(const pg_setup_env *env, pg_setup_status *status);
 
+/* targets/service.c */
+const char *pg_setup_service_unavailable(void);
+bool pg_setup_service_plan(const pg_setup_env *env, bool undo, pg_setup_plan *plan);
+bool pg_setup_service_apply(const pg_setup_env *env, const pg_setup_plan *plan);
+void pg_setup_service_status(const pg_setup_env *env, pg_setup_status *status);
+
 /* targets/trust.c */
 bool pg_setup_trust_plan(const pg_setup_env *env, bool undo, pg_setup_plan *plan);
 bool pg_setup_trust_apply(const pg_setup_env *env, const pg_setup_plan *plan);

@@ -116,35 +116,61 @@ choose_module(const pg_store_opts *opts, const p11glue_uri *uri, const char **na
 
 
 int
-pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *uri)
+pg_keytoken_module(const pg_store_opts *opts, const p11glue_uri *uri, char **file,
+                   const char **name, char **reserved)
 {
-	const char *name = NULL;
-	char *reserved = NULL, *joined = NULL, *file;
+	char *joined = NULL;
 	size_t len;
-	int rv;
 
-	memset(kt, 0, sizeof(*kt));
+	*reserved = NULL;
 	if (opts->store != NULL && strpbrk(opts->store, " \t\n") != NULL) {
 		pg_message("--store: a directory name with white space cannot be passed to the "
 		              "module; set P11GLUE_STORE_DIR instead");
 		return PG_EXIT_USAGE;
 	}
-	file = choose_module(opts, uri, &name, &reserved);
-	if (file == NULL) {
-		free(reserved);
+	*file = choose_module(opts, uri, name, reserved);
+	if (*file != NULL && *reserved == NULL && opts->reserved != NULL &&
+	    (*reserved = strdup(opts->reserved)) == NULL) {
+		free(*file);
+		*file = NULL;
+	}
+	if (*file == NULL) {
+		free(*reserved);
+		*reserved = NULL;
 		return PG_EXIT_FAIL;
 	}
 	if (opts->store != NULL) {
 		/* The module reads space-separated key=value pairs; the last
 		 * store= wins over one from the registry. */
-		len = (reserved ? strlen(reserved) : 0) + strlen(opts->store) + 16;
+		len = (*reserved ? strlen(*reserved) : 0) + strlen(opts->store) + 16;
 		joined = malloc(len);
-		if (joined != NULL)
-			snprintf(joined, len, "%s%sstore=%s", reserved ? reserved : "",
-			         reserved ? " " : "", opts->store);
+		if (joined == NULL) {
+			pg_message("out of memory");
+			free(*file);
+			free(*reserved);
+			*file = *reserved = NULL;
+			return PG_EXIT_FAIL;
+		}
+		snprintf(joined, len, "%s%sstore=%s", *reserved ? *reserved : "",
+		         *reserved ? " " : "", opts->store);
+		free(*reserved);
+		*reserved = joined;
 	}
-	rv = p11glue_registry_load_file(file, name, joined ? joined : reserved, 0, &kt->registry);
-	free(joined);
+	return PG_EXIT_OK;
+}
+
+int
+pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *uri)
+{
+	const char *name = NULL;
+	char *reserved = NULL, *file = NULL;
+	int rv;
+
+	memset(kt, 0, sizeof(*kt));
+	rv = pg_keytoken_module(opts, uri, &file, &name, &reserved);
+	if (rv != PG_EXIT_OK)
+		return rv;
+	rv = p11glue_registry_load_file(file, name, reserved, 0, &kt->registry);
 	free(reserved);
 	if (kt->registry != NULL)
 		pg_token_print_messages(p11glue_registry_messages(kt->registry));

@@ -220,6 +220,44 @@ pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri)
 	return PG_EXIT_OK;
 }
 
+int
+pg_keytoken_unlock(pg_keytoken *kt, const p11glue_uri *uri, bool prompt_here, bool *was)
+{
+	p11glue_pin **kept = NULL;
+	bool named = option_source(kt, CKU_USER, &kept) != NULL ||
+	             (uri && (p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
+	                      p11glue_uri_get(uri, P11GLUE_URI_PIN_SOURCE, NULL)));
+	p11glue_pin *pin = NULL;
+	const unsigned char *value;
+	size_t len = 0;
+	CK_SESSION_INFO info;
+	int status;
+	CK_RV rv;
+
+	*was = kt->f->C_GetSessionInfo(kt->session, &info) == CKR_OK &&
+	       (info.state == CKS_RO_USER_FUNCTIONS || info.state == CKS_RW_USER_FUNCTIONS);
+	if (*was)
+		return PG_EXIT_OK;
+	if (!named && !prompt_here && (kt->token.flags & CKF_PROTECTED_AUTHENTICATION_PATH)) {
+		rv = kt->f->C_Login(kt->session, CKU_USER, NULL, 0);
+	} else {
+		status = pg_keytoken_read_pin(kt, CKU_USER, uri, &pin);
+		if (status != PG_EXIT_OK)
+			return status;
+		value = p11glue_pin_value(pin, &len);
+		rv = kt->f->C_Login(kt->session, CKU_USER, (CK_UTF8CHAR_PTR)value, len);
+		p11glue_pin_free(pin);
+	}
+	/* Another program unlocked it meanwhile. */
+	if (rv == CKR_USER_ALREADY_LOGGED_IN)
+		*was = true;
+	else if (rv != CKR_OK) {
+		pg_keytoken_pin_error(kt, CKU_USER, "unlock", rv);
+		return PG_EXIT_FAIL;
+	}
+	return PG_EXIT_OK;
+}
+
 /* ---------------------------------------------------------------------------
  * What a refused PIN says
  */

@@ -99,6 +99,7 @@ typedef struct {
 	const char *module;          /* --module PATH */
 	const char *store;           /* --store DIR */
 	pg_pins *pins;               /* the PIN options, or NULL */
+	const char *reserved;        /* a C_Initialize reserved string for the module, or NULL */
 } pg_store_opts;
 
 /* ---------------------------------------------------------------------------
@@ -120,6 +121,19 @@ typedef struct {
  * prints why on failure. Returns an exit code.
  */
 int pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *uri);
+
+/*
+ * The module file pg_keytoken_load would load (*file, free()), its name
+ * in the registry (*name, or NULL) and its C_Initialize reserved string
+ * (*reserved, free(); NULL for none), --store included. Prints why on
+ * failure; returns an exit code.
+ */
+int pg_keytoken_module(const pg_store_opts *opts, const p11glue_uri *uri, char **file,
+                       const char **name, char **reserved);
+
+/* The client module (p11glue-client.so): the build tree's when this
+ * program runs from one, else the installed one. free(). */
+char *pg_token_client_file(void);
 
 enum {
 	/* Select uninitialized tokens (the store's free slot) rather than
@@ -146,6 +160,16 @@ int pg_keytoken_open(pg_keytoken *kt, bool rw);
  * Returns an exit code (pins.c).
  */
 int pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri);
+
+/*
+ * Logs the user in on a token whose PIN is asked by the token itself (a
+ * protected authentication path: the session service asks through
+ * pinentry) unless the command has a PIN for it (option, URI) or
+ * prompt_here is set: then with that PIN, or one asked on the terminal.
+ * *was is set when the token was logged in already (nothing done).
+ * A refused PIN is reported as by pg_keytoken_login. Exit code.
+ */
+int pg_keytoken_unlock(pg_keytoken *kt, const p11glue_uri *uri, bool prompt_here, bool *was);
 
 /*
  * The PIN of who: from the command's option (kt->pins: so_source for

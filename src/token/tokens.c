@@ -56,6 +56,14 @@ pg_token_store_file(void)
 	return file ? file : strdup(P11GLUE_MODULE_DIR "/" STORE_MODULE);
 }
 
+char *
+pg_token_client_file(void)
+{
+	char *file = pg_build_tree_file("client/p11glue-client.so");
+
+	return file ? file : strdup(P11GLUE_MODULE_DIR "/p11glue-client.so");
+}
+
 /* Does the registry list the key store (by name or by its file)? */
 static bool
 lists_store(p11glue_registry *registry, const char *file)

@@ -8,10 +8,12 @@
 #include "tool.h"
 #include "setup.h"
 #include "trust-tool.h"
+#include "control.h"
 
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define N_TARGETS PG_SETUP_N_TARGETS
 #define TARGET_OPT 1000
@@ -25,7 +27,8 @@ enum {
 	OPT_JSON = 'j',
 	OPT_USER = 'U',
 	OPT_SYSTEM = 'S',
-	OPT_VERBOSE = 'v'
+	OPT_VERBOSE = 'v',
+	OPT_DIRECT = 'D'
 };
 
 /*
@@ -82,10 +85,13 @@ setup_usage(FILE *out)
 {
 	fprintf(out,
 	        "Usage: p11glue setup [TARGET...] [--user | --system] [--dry-run] [--undo]\n"
-	        "                     [--module PATH | --proxy] [--json]\n"
+	        "                     [--direct] [--module PATH | --proxy] [--json]\n"
 	        "\n"
 	        "Sets up other programs to use p11glue's modules by adding lines to\n"
-	        "their configuration files; without a TARGET, every target (one whose\n"
+	        "their configuration files. They reach the key store through your\n"
+	        "session service ('p11glue service', through p11glue-client.so), so that\n"
+	        "one 'p11glue unlock' serves them all for the session; with --direct each\n"
+	        "loads the store itself. Without a TARGET, every target (one whose\n"
 	        "program is not installed is left out with a note). The lines p11glue\n"
 	        "adds sit between two comment lines that name p11glue and the target;\n"
 	        "every other line is yours and is never changed. A second run changes\n"
@@ -108,6 +114,10 @@ setup_usage(FILE *out)
 	        "  --dry-run      print exactly what would change (\"+\" lines added, \"-\"\n"
 	        "                 lines removed) and change nothing\n"
 	        "  --undo         remove what setup added\n"
+	        "  --direct       programs load the key store module (p11glue-store.so)\n"
+	        "                 themselves, each with its own login, rather than reach\n"
+	        "                 it through your session service (p11glue-client.so, one\n"
+	        "                 unlock per session: 'p11glue unlock')\n"
 	        "  --module PATH  name this module file rather than the target's default\n"
 	        "  --proxy        name the proxy module (p11glue-proxy.so, every registered\n"
 	        "                 module's tokens) rather than the key store's\n"
@@ -151,6 +161,54 @@ pg_tool_trust_compat(bool system, bool undo)
 	return ok;
 }
 
+/* What the session service says of itself and its tokens (control.h). */
+static void
+service_facts(pg_setup_status *st)
+{
+	pg_service_status ss;
+	char *path = pg_service_default_socket(), text[256], when[64], label[33];
+	const pg_service_token *t;
+	size_t n;
+	int rc = path ? pg_service_status_get(path, &ss) : PG_SERVICE_BROKEN;
+
+	if (rc != PG_SERVICE_OK) {
+		pg_setup_fact(st, "service", rc == PG_SERVICE_NOT_RUNNING
+		              ? "not running (it starts when a program first needs it)"
+		              : "does not answer");
+		free(path);
+		return;
+	}
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&(time_t){ (time_t)ss.started }));
+	snprintf(text, sizeof(text), "running (pid %lld, since %s), %s", (long long)ss.pid, when, path);
+	pg_setup_fact(st, "service", text);
+	if (ss.idle_lock > 0) {
+		snprintf(text, sizeof(text), "after %llu s without use", (unsigned long long)ss.idle_lock);
+		pg_setup_fact(st, "idle lock", text);
+	}
+	for (size_t i = 0; i < ss.n; i++) {
+		t = &ss.tokens[i];
+		if (!(t->info.flags & CKF_TOKEN_INITIALIZED))
+			continue;
+		n = sizeof(t->info.label);
+		memcpy(label, t->info.label, n);
+		while (n > 0 && label[n - 1] == ' ')
+			n--;
+		label[n] = 0;
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S",
+		         localtime(&(time_t){ (time_t)t->since }));
+		if (!t->unlocked)
+			snprintf(text, sizeof(text), "'%s': locked", label);
+		else if (t->idle_left != PG_SERVICE_NO_IDLE)
+			snprintf(text, sizeof(text), "'%s': unlocked since %s (locks in %llu s without use)",
+			         label, when, (unsigned long long)t->idle_left);
+		else
+			snprintf(text, sizeof(text), "'%s': unlocked since %s", label, when);
+		pg_setup_fact(st, "token", text);
+	}
+	pg_service_status_clear(&ss);
+	free(path);
+}
+
 static int
 setup_take(int opt, const char *arg, void *data)
 {
@@ -171,6 +229,9 @@ setup_take(int opt, const char *arg, void *data)
 		return -1;
 	case OPT_PROXY:
 		a->env.proxy = true;
+		return -1;
+	case OPT_DIRECT:
+		a->env.direct = true;
 		return -1;
 	case OPT_USER:
 		a->env.system = false;
@@ -311,13 +372,14 @@ pg_cmd_setup(int argc, char **argv)
 		{ "undo", no_argument, NULL, OPT_UNDO },
 		{ "module", required_argument, NULL, OPT_MODULE },
 		{ "proxy", no_argument, NULL, OPT_PROXY },
+		{ "direct", no_argument, NULL, OPT_DIRECT },
 		{ "user", no_argument, NULL, OPT_USER },
 		{ "system", no_argument, NULL, OPT_SYSTEM },
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "help", no_argument, NULL, OPT_HELP },
 	};
 	bool selected[N_TARGETS] = { false };
-	setup_args a = { .env.trust_compat = pg_tool_trust_compat };
+	setup_args a = { .env.trust_compat = pg_tool_trust_compat, .env.service_facts = service_facts };
 	size_t n_selected = 0;
 	const char *why;
 	pg_json json;
@@ -434,7 +496,7 @@ pg_cmd_status(int argc, char **argv)
 	};
 	bool selected[N_TARGETS] = { false }, any = false, json;
 	status_args a = { 0 };
-	pg_setup_env env = { 0 };
+	pg_setup_env env = { .service_facts = service_facts };
 	pg_setup_status st;
 	pg_json out;
 	int status = parse(argc, argv, fixed, PG_N_ELEMENTS(fixed), selected, status_take, &a);

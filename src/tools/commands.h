@@ -34,6 +34,11 @@ int pg_cmd_uri_build(int argc, char **argv);
 int pg_cmd_server(int argc, char **argv);
 int pg_cmd_remote(int argc, char **argv);
 
+/* The session service (cmd-service.c). */
+int pg_cmd_service(int argc, char **argv);
+int pg_cmd_unlock(int argc, char **argv);
+int pg_cmd_lock(int argc, char **argv);
+
 /* The key store (cmd-store.c, cmd-keygen.c, cmd-import.c, cmd-export.c,
  * cmd-delete.c, cmd-certify.c). */
 int pg_cmd_init_token(int argc, char **argv);

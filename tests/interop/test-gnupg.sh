@@ -237,7 +237,7 @@ lacks "... which resets the count" "$out" "*user-pin-count-low*"
 # The same through the proxy module
 printf 'module: %s\n' "$store" >"$P11GLUE_CONFIG/modules/p11glue-store.module"
 fresh_agent
-run client "$p11glue" setup --gnupg --proxy
+run client "$p11glue" setup --gnupg --direct --proxy
 ran "p11glue setup --gnupg --proxy"
 has "... names the proxy module" "$(cat "$GNUPGHOME/gnupg-pkcs11-scd.conf")" "*provider-p11glue-library $proxy*"
 has "... and kept the test's own line" "$(cat "$GNUPGHOME/gnupg-pkcs11-scd.conf")" "*log-file $tmp/scd.log*"

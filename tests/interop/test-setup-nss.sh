@@ -26,7 +26,7 @@ certs() { client certutil -d "sql:$1" -L -h all 2>&1; }
 texts() { snapshot "$chromium/pkcs11.txt" "$profile/pkcs11.txt"; }
 
 # The registry, a token with a key and its certificate.
-run cli setup --modules
+run cli setup --direct --modules
 status "setup --modules registers the store for the proxy" 0
 secret "$tmp/so-pin" 12345678
 secret "$tmp/pin" 87654321
@@ -51,7 +51,7 @@ orig_profile=$(snapshot "$profile/pkcs11.txt")
 
 run cli status --nss
 has "status: not configured" "$out" "nss: not configured*database [0-9]*: $profile: (no module named 'p11glue')*"
-run cli setup --nss --dry-run
+run cli setup --direct --nss --dry-run
 status "setup --nss --dry-run" 0
 same "... prints the modules to add" "$out" "nss: would create $chromium/pkcs11.txt
   + library=$proxy_module
@@ -62,7 +62,7 @@ nss: would change $profile/pkcs11.txt
 has "... says ~/.pki/nssdb is made, and the profile not used yet" "$err" "*$chromium is made first, an empty NSS database without a password*unused.default: no NSS database yet*"
 same "... and changes nothing" "$(ls -A "$HOME/.pki" 2>/dev/null; snapshot "$profile/pkcs11.txt")" "$orig_profile"
 dry=$out
-run client_cli setup --nss
+run client_cli setup --direct --nss
 status "setup --nss" 0
 same "... does what the dry run said" "$out" "$(sed 's/would create/created/; s/would change/changed/' <<<"$dry")"
 for db in "$chromium" "$profile"; do
@@ -80,32 +80,32 @@ fi
 same "~/.pki/nssdb is private" "$(stat -c %a "$chromium")" 700
 has "... and an NSS database" "$(ls "$chromium")" "*cert9.db*key4.db*pkcs11.txt*"
 before=$(texts)
-run client_cli setup --nss
+run client_cli setup --direct --nss
 same "a second run changes nothing" "$out" "nss: nothing to change"
 same "... on disk" "$(texts)" "$before"
 run cli status --nss
 has "status: configured" "$out" "nss: configured*database [0-9]*: $chromium: $proxy_module*database [0-9]*: $profile: $proxy_module*"
-run cli setup --nss --undo --dry-run
+run cli setup --direct --nss --undo --dry-run
 has "undo --dry-run shows the module going" "$out" "nss: would change $chromium/pkcs11.txt*  - library=$proxy_module*  - name=p11glue*"
 same "... and changes nothing" "$(texts)" "$before"
-run client_cli setup --nss --undo
+run client_cli setup --direct --nss --undo
 status "undo" 0
 for db in "$chromium" "$profile"; do
 	lacks "... modutil -list no longer shows it in $(basename "$db")" "$(modules "$db")" "*p11glue*"
 	lacks "... certutil -L no longer lists the store's certificate in $(basename "$db")" "$(certs "$db")" "*setup:web*"
 done
 same "... the profile's module list is as it was, byte for byte" "$(snapshot "$profile/pkcs11.txt")" "$orig_profile"
-run client_cli setup --nss --undo
+run client_cli setup --direct --nss --undo
 same "a second undo has nothing to do" "$out" "nss: nothing to change"
 
 # A module of the user's named p11glue that is not p11glue's: a conflict.
 printf 'library=/opt/other/pkcs11.so\nname=p11glue\n\n' >>"$profile/pkcs11.txt"
 before=$(texts)
-run client_cli setup --nss
+run client_cli setup --direct --nss
 status "a module of the user's named p11glue is a conflict" 1
 has "... named" "$err" "*$profile: a module of yours is named 'p11glue' (library /opt/other/pkcs11.so)*nothing was changed*"
 same "... and nothing changed, in either database" "$(texts)" "$before"
-run client_cli setup --nss --undo
+run client_cli setup --direct --nss --undo
 same "... undo leaves it alone" "$(texts)" "$before"
 run cli status --nss
 has "... status: not configured, the user's module named" "$out" "nss: not configured*$profile: /opt/other/pkcs11.so (a module of yours named 'p11glue')*"
@@ -114,7 +114,7 @@ same "(the user's module removed again)" "$(snapshot "$profile/pkcs11.txt")" "$o
 
 # The user's own registration of the proxy under another name counts.
 client modutil -dbdir "sql:$profile" -add theirs -libfile "$proxy_module" -force >/dev/null 2>&1
-run cli setup --nss --dry-run
+run cli setup --direct --nss --dry-run
 status "setup --nss --dry-run with the proxy registered under another name" 0
 has "... still plans the other database" "$out" "*$chromium*"
 lacks "... and leaves that database alone" "$out" "*$profile*"
@@ -125,7 +125,7 @@ mkdir -p "$firefox/old.profile"
 : >"$firefox/old.profile/cert8.db"
 : >"$firefox/old.profile/secmod.db"
 before=$(texts)
-run client_cli setup --nss
+run client_cli setup --direct --nss
 status "a legacy cert8.db profile stops the target" 1
 has "... saying so" "$err" "*old.profile holds a legacy NSS database (cert8.db, secmod.db)*nothing was changed*"
 same "... and nothing changed" "$(texts)" "$before"
@@ -133,27 +133,27 @@ rm -rf "$firefox/old.profile"
 
 # Firefox running with a profile (its lock link names a live process).
 ln -s "127.0.0.1:+$$" "$profile/lock"
-run cli setup --nss --dry-run
+run cli setup --direct --nss --dry-run
 has "a running Firefox is warned about" "$err" "*warning: Firefox runs with $profile: close it*"
 rm "$profile/lock"
 ln -s "127.0.0.1:+999999999" "$profile/lock"
-run cli setup --nss --dry-run
+run cli setup --direct --nss --dry-run
 lacks "... a stale lock is not" "$err" "*Firefox runs with*"
 rm "$profile/lock"
 
 # --module: p11glue's modules only (the name marks the entry as p11glue's).
-run cli setup --nss --module "$store_module" --dry-run
+run cli setup --direct --nss --module "$store_module" --dry-run
 has "--module names the store" "$out" "*library=$store_module*"
 if [ -r "$opensc" ]; then
-	run cli setup --nss --module "$opensc" --dry-run
+	run cli setup --direct --nss --module "$opensc" --dry-run
 	status "--module of another library is refused" 1
 	has "... saying why" "$err" "*NSS gets p11glue's modules only*"
 fi
 
 # No --system form.
-run cli setup --nss --system
+run cli setup --direct --nss --system
 status "setup --nss --system is refused" 2
 has "... clearly" "$err" "*--nss has no --system form*"
-run cli setup --nss --system --dry-run
+run cli setup --direct --nss --system --dry-run
 status "... also as a dry run" 2
 finish

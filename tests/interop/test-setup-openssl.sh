@@ -28,7 +28,7 @@ e=$(end openssl)
 
 run cli status --openssl
 has "status of nothing: not configured" "$out" "openssl: not configured*file: $cnf*engine: $engines/pkcs11.so*"
-run cli setup --openssl --dry-run
+run cli setup --direct --openssl --dry-run
 status "setup --openssl --dry-run" 0
 has "... prints the file" "$out" "openssl: would create $cnf
   + $b
@@ -40,12 +40,12 @@ has "... prints the file" "$out" "openssl: would create $cnf
 has "... says how to use it" "$err" "*OPENSSL_CONF=$cnf openssl*.include $cnf*"
 same "... and changes nothing" "$(snapshot "$HOME")" ""
 dry=$out
-run cli setup --openssl
+run cli setup --direct --openssl
 status "setup --openssl" 0
 same "... does what the dry run said" "$out" "${dry//would create/created}"
 same "... a file of the user's only" "$(stat -c %a "$cnf")" 600
 before=$(snapshot "$HOME")
-run cli setup --openssl
+run cli setup --direct --openssl
 same "a second run changes nothing" "$out" "openssl: nothing to change"
 same "... on disk" "$(snapshot "$HOME")" "$before"
 run cli status --openssl
@@ -75,36 +75,36 @@ run cli status --openssl
 has "status warns of a token the engine cannot list (an Ed25519 key)" "$out" \
 	"openssl: configured*warning: token 'setup' holds an Ed25519 or Ed448 key: the engine (libp11 0.4.12) lists none of that token's private keys*"
 
-run cli setup --openssl --undo
+run cli setup --direct --openssl --undo
 status "undo" 0
 has "... removes the file" "$out" "openssl: removed $cnf*"
 same "... gone" "$(find "$HOME" -type f)" ""
 sign "$cnf" "$tmp/doc3.sig"
 if [ "$rc" != 0 ] && [ ! -s "$tmp/doc3.sig" ]; then ok "... and openssl can no longer sign through it"; else not_ok "openssl signed after undo"; fi
-run cli setup --openssl --undo
+run cli setup --direct --openssl --undo
 same "a second undo has nothing to do" "$out" "openssl: nothing to change"
 
 # A file of that name with lines of the user's: not p11glue's, left alone.
 mkdir -p "$(dirname "$cnf")"
 printf 'openssl_conf = mine\n' >"$cnf"
 before=$(snapshot "$HOME")
-run cli setup --openssl
+run cli setup --direct --openssl
 status "a file of the user's at that path is a conflict" 1
 has "... named" "$err" "*$cnf is not p11glue's*nothing was changed*"
 same "... and nothing changed" "$(snapshot "$HOME")" "$before"
-run cli setup --openssl --undo
+run cli setup --direct --openssl --undo
 same "... undo leaves it alone" "$(snapshot "$HOME")" "$before"
 rm "$cnf"
 
 # --proxy and --module.
-run cli setup --openssl --proxy --dry-run
+run cli setup --direct --openssl --proxy --dry-run
 has "--proxy names the proxy" "$out" "*MODULE_PATH = $proxy_module*"
-run cli setup --openssl --module "$tmp/missing.so"
+run cli setup --direct --openssl --module "$tmp/missing.so"
 status "--module of a missing file" 1
 
 # --system: a dry run only.
 before=$(snapshot /etc/ssl/p11glue-pkcs11.cnf)
-run cli setup --openssl --system --dry-run
+run cli setup --direct --openssl --system --dry-run
 status "setup --openssl --system --dry-run" 0
 has "... names /etc/ssl/p11glue-pkcs11.cnf" "$out" "openssl: would * /etc/ssl/p11glue-pkcs11.cnf*"
 same "... and changes nothing" "$(snapshot /etc/ssl/p11glue-pkcs11.cnf)" "$before"

@@ -12,12 +12,16 @@ export XDG_CONFIG_HOME=$HOME/.config
 export P11GLUE_CONFIG=$tmp/conf
 export P11GLUE_STORE_DIR=$tmp/store
 export GNUPGHOME=$tmp/gnupg
-unset OPENSSL_CONF PKCS11_MODULE_PATH
+export XDG_DATA_HOME=$HOME/.local/share
+export XDG_RUNTIME_DIR=$tmp/run
+unset OPENSSL_CONF PKCS11_MODULE_PATH P11GLUE_SERVER_ADDRESS
 mkdir -p "$HOME" "$P11GLUE_CONFIG" "$P11GLUE_STORE_DIR"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
 
 store_module=$(realpath "$(dirname "$p11glue")/../store/p11glue-store.so")
 trust_module=$(realpath "$(dirname "$p11glue")/../trust/p11glue-trust.so")
 proxy_module=$(realpath "$(dirname "$p11glue")/../proxy/p11glue-proxy.so")
+client_module=$(realpath "$(dirname "$p11glue")/../client/p11glue-client.so")
 
 cli() { timeout 120 "$p11glue" "$@"; }
 # A module built with sanitizers needs their runtimes loaded first in the

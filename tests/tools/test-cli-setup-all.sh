@@ -27,7 +27,7 @@ for c in setup status; do
 		has "$c --help names --$t" "$out" "*--$t *"
 	done
 done
-run cli setup --gnupg --system
+run cli setup --direct --gnupg --system
 status "setup --gnupg --system is a usage error" 2
 has "... saying so" "$err" "*--gnupg has no --system form*"
 run cli status --nss --system
@@ -39,7 +39,7 @@ status "status of every target" 0
 for t in "${all[@]}"; do
 	has "... $t: not configured" "$out" "*$t: not configured*"
 done
-run cli setup --dry-run
+run cli setup --direct --dry-run
 status "setup --dry-run (every target)" 0
 has "... modules" "$out" "modules: would create $P11GLUE_CONFIG/modules/p11glue-store.module*"
 has "... ssh" "$out" "*ssh: would create $HOME/.ssh/config*"
@@ -56,7 +56,7 @@ else
 fi
 same "... and changes nothing" "$(files)" "$orig"
 dry=$out
-run client_cli setup
+run client_cli setup --direct
 status "setup (every target)" 0
 same "... does what the dry run said" "$out" "$(sed 's/would create/created/' <<<"$dry")"
 run cli status
@@ -68,17 +68,17 @@ if $have_scd; then has "status: gnupg configured" "$out" "*gnupg: configured*"; 
 run cli status --json
 if command -v python3 >/dev/null; then
 	run python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(k+"="+d[k]["state"] for k in d))' <<<"$out"
-	has "status --json: a member per target" "$out" "modules=configured trust=configured ssh=configured openssl=configured nss=* gnupg=*"
+	has "status --json: a member per target" "$out" "modules=configured service=* trust=configured ssh=configured openssl=configured nss=* gnupg=*"
 fi
 before=$(files)
 has "(the snapshot holds what setup made)" "$before" "*p11glue-store.module*openssl-pkcs11.cnf*"
-run client_cli setup
+run client_cli setup --direct
 status "a second run" 0
 for t in modules ssh openssl; do
 	has "... $t: nothing to change" "$out" "*$t: nothing to change*"
 done
 same "... changes nothing" "$(files)" "$before"
-run client_cli setup --undo
+run client_cli setup --direct --undo
 status "setup --undo (every target)" 0
 same "... removes every file p11glue made (NSS's ~/.pki/nssdb stays)" \
 	"$(files | sed '/^== .*\/\.pki\/nssdb\//,/^==$/d')" "$orig"
@@ -88,18 +88,18 @@ lacks "... status: nothing configured" "$out" "*: configured*"
 # A conflict in one target: that one changes nothing, the others go on.
 mkdir -p "$HOME/.ssh"
 printf 'PKCS11Provider /opt/mine.so\n' >"$HOME/.ssh/config"
-run client_cli setup
+run client_cli setup --direct
 status "a conflict in one target: exit status 1" 1
 has "... that target says so" "$err" "*ssh: *PKCS11Provider /opt/mine.so for every host*ssh: nothing was changed*"
 has "... the others are set up" "$out" "*modules: created*openssl: created*"
 same "... the user's file untouched" "$(cat "$HOME/.ssh/config")" "PKCS11Provider /opt/mine.so"
-run client_cli setup --undo
+run client_cli setup --direct --undo
 status "... undo" 0
 rm "$HOME/.ssh/config"
 
 # --user is the default; --system as a dry run only (P11GLUE_CONFIG unset,
 # so the registry target names the system directory too).
-run cli setup --user --dry-run
+run cli setup --direct --user --dry-run
 has "setup --user --dry-run: the user's files" "$out" "*ssh: would create $HOME/.ssh/config*"
 etc=(/etc/pkcs11 /etc/ssh/ssh_config.d /etc/ssl/p11glue-pkcs11.cnf /etc/ca-certificates /etc/ca-certificates.conf
 	/usr/local/share/ca-certificates /etc/p11glue)
@@ -116,7 +116,7 @@ lacks "... only" "$out" "*gnupg:*"
 
 # --json: what a script needs to know, per target.
 before=$(snapshot "$HOME" "$P11GLUE_CONFIG")
-run cli setup --ssh --modules --json --dry-run
+run cli setup --direct --ssh --modules --json --dry-run
 status "setup --json --dry-run" 0
 verdict=$(printf '%s' "$out" | python3 -c '
 import json, sys
@@ -126,17 +126,17 @@ print(sorted(d), d["ssh"]["result"], d["ssh"]["files"][0]["action"],
 same "... one JSON object: each target, its result, files and lines" "$verdict" \
 	"['modules', 'ssh'] would change would create True []"
 same "... and changes nothing" "$(snapshot "$HOME" "$P11GLUE_CONFIG")" "$before"
-run cli setup --ssh --json
+run cli setup --direct --ssh --json
 verdict=$(printf '%s' "$out" | python3 -c '
 import json, sys, os
 d = json.load(sys.stdin)
 f = d["ssh"]["files"][0]
 print(d["ssh"]["result"], f["action"], os.path.exists(f["path"]))' 2>&1)
 same "setup --ssh --json: changed, the file there" "$verdict" "changed created True"
-run cli setup --ssh --json
+run cli setup --direct --ssh --json
 verdict=$(printf '%s' "$out" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["ssh"]["result"], d["ssh"]["files"])' 2>&1)
 same "... again: nothing to change" "$verdict" "nothing to change []"
-run cli setup --ssh --undo --json
+run cli setup --direct --ssh --undo --json
 verdict=$(printf '%s' "$out" | python3 -c 'import json, sys; d = json.load(sys.stdin); print(d["ssh"]["result"], d["ssh"]["files"][0]["action"])' 2>&1)
 same "... --undo --json" "$verdict" "changed removed"
 finish

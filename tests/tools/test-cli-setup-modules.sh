@@ -16,7 +16,7 @@ e=$(end modules)
 
 run cli status --modules
 has "status of nothing: not configured" "$out" "modules: not configured*directory: $dir*"
-run cli setup --modules --dry-run
+run cli setup --direct --modules --dry-run
 status "setup --modules --dry-run" 0
 same "... prints the three files and their lines" "$out" "modules: would create $dir/p11glue-store.module
   + $b
@@ -33,7 +33,7 @@ modules: would create $dir/p11-kit-trust.module
   + $e"
 same "... and changes nothing" "$(snapshot "$P11GLUE_CONFIG")" ""
 dry=$out
-run cli setup --modules
+run cli setup --direct --modules
 status "setup --modules" 0
 same "... does what the dry run said" "$out" "${dry//would create/created}"
 same "... p11glue-trust.module" "$(cat "$dir/p11glue-trust.module")" "$b
@@ -50,20 +50,20 @@ has "... and trust-policy on p11glue's trust module" "$out" "*p11glue-trust:*tru
 run cli trust list --filter=ca-anchors
 status "p11glue trust reads the registered trust module" 0
 before=$(snapshot "$P11GLUE_CONFIG")
-run cli setup --modules
+run cli setup --direct --modules
 same "a second run changes nothing" "$out" "modules: nothing to change"
 same "... on disk" "$(snapshot "$P11GLUE_CONFIG")" "$before"
 run cli status --modules
 has "status: configured by p11glue" "$out" "modules: configured*store: $store_module (set by p11glue)*trust: $trust_module (set by p11glue)*p11-kit-trust: (empty: disabled) (set by p11glue)*"
-run cli setup --modules --undo --dry-run
+run cli setup --direct --modules --undo --dry-run
 has "undo --dry-run" "$out" "modules: would remove $dir/p11glue-store.module*  - module: $store_module*"
 same "... changes nothing" "$(snapshot "$P11GLUE_CONFIG")" "$before"
-run cli setup --modules --undo
+run cli setup --direct --modules --undo
 status "undo" 0
 same "... removes the files p11glue made" "$(snapshot "$P11GLUE_CONFIG")" ""
 run cli list-modules
 lacks "... and list-modules no longer shows them" "$out" "*p11glue-store*"
-run cli setup --modules --undo
+run cli setup --direct --modules --undo
 same "a second undo has nothing to do" "$out" "modules: nothing to change"
 
 # A module file of the user's with settings of its own: kept byte for byte.
@@ -71,7 +71,7 @@ mkdir -p "$dir"
 printf '# my settings\npriority: 5\n' >"$dir/p11glue-trust.module"
 chmod 640 "$dir/p11glue-trust.module"
 orig=$(snapshot "$P11GLUE_CONFIG")
-run cli setup --modules
+run cli setup --direct --modules
 status "a file of the user's without module: gets p11glue's block" 0
 same "... after the user's lines" "$(cat "$dir/p11glue-trust.module")" "# my settings
 priority: 5
@@ -82,13 +82,13 @@ $e"
 same "... keeping its mode" "$(stat -c %a "$dir/p11glue-trust.module")" 640
 run cli print-config
 has "... both settings in force" "$out" "*p11glue-trust:*priority: 5*"
-run cli setup --modules --undo
+run cli setup --direct --modules --undo
 same "undo restores the user's file exactly" "$(snapshot "$P11GLUE_CONFIG")" "$orig"
 
 # Conflicts: nothing written, the file named.
 printf 'module: /usr/lib/x86_64-linux-gnu/pkcs11/p11-kit-trust.so\n' >"$dir/p11-kit-trust.module"
 before=$(snapshot "$P11GLUE_CONFIG")
-run cli setup --modules
+run cli setup --direct --modules
 status "a p11-kit-trust.module of the user's that enables it is a conflict" 1
 has "... naming the file" "$err" "*p11-kit-trust.module, a module file of yours, sets module: /usr/lib/*nothing was changed*"
 same "... and nothing changed" "$(snapshot "$P11GLUE_CONFIG")" "$before"
@@ -96,7 +96,7 @@ rm "$dir/p11-kit-trust.module"
 printf 'module: /opt/other.so\n' >"$dir/p11glue-store.module"
 printf 'module:\n' >"$dir/p11-kit-trust.module"
 before=$(snapshot "$P11GLUE_CONFIG")
-run cli setup --modules
+run cli setup --direct --modules
 status "a p11glue-store.module of the user's naming another file is a conflict" 1
 same "... nothing changed" "$(snapshot "$P11GLUE_CONFIG")" "$before"
 run cli status --modules
@@ -106,7 +106,7 @@ printf 'module: %s\n' "$store_module" >"$dir/p11glue-store.module"
 printf 'module: %s\ntrust-policy: yes\n' "$trust_module" >"$dir/p11glue-trust.module"
 printf 'module:\n' >"$dir/p11-kit-trust.module"
 before=$(snapshot "$P11GLUE_CONFIG")
-run cli setup --modules
+run cli setup --direct --modules
 same "the user's own registration of p11glue's modules is left as it is" "$out" "modules: nothing to change"
 same "... untouched" "$(snapshot "$P11GLUE_CONFIG")" "$before"
 run cli status --modules
@@ -120,7 +120,7 @@ rm -rf "$dir"
 # user part runs as nobody with a home of its own.
 as_user=(env)
 if [ "$(id -u)" = 0 ]; then
-	run env -u P11GLUE_CONFIG "$p11glue" setup --modules
+	run env -u P11GLUE_CONFIG "$p11glue" setup --direct --modules
 	status "as root, setup --modules without P11GLUE_CONFIG is refused" 1
 	has "... pointing to --system" "$err" "*ignore ~/.config/pkcs11*use --system*"
 	same "... and writes nothing" "$(snapshot "$HOME/.config")" ""
@@ -138,14 +138,14 @@ if [ "$(id -u)" = 0 ]; then
 	fi
 fi
 if [ ${#as_user[@]} -gt 0 ]; then
-	run "${as_user[@]}" env -u P11GLUE_CONFIG "$p11glue" setup --modules
+	run "${as_user[@]}" env -u P11GLUE_CONFIG "$p11glue" setup --direct --modules
 	status "setup --modules without P11GLUE_CONFIG" 0
 	has "... writes ~/.config/pkcs11/modules" "$out" "modules: created $HOME/.config/pkcs11/modules/p11glue-store.module*"
 	same "... the directory is private" "$(stat -c %a "$HOME/.config/pkcs11/modules")" 700
 	run "${as_user[@]}" env -u P11GLUE_CONFIG "$p11glue" status --modules
 	has "... status lists the registry as that user's programs read it" "$out" \
 		"modules: configured*registered: p11glue-store: $store_module*registered: p11glue-trust: $trust_module*"
-	run "${as_user[@]}" env -u P11GLUE_CONFIG "$p11glue" setup --modules --undo
+	run "${as_user[@]}" env -u P11GLUE_CONFIG "$p11glue" setup --direct --modules --undo
 	same "... and undo removes them" "$(snapshot "$HOME/.config/pkcs11")" ""
 else
 	skip "setup --modules as a user who is not root" "setpriv cannot change user here"
@@ -153,16 +153,16 @@ fi
 HOME=$tmp/home
 
 # --system: a dry run names the system directory and changes nothing.
-sysdir=$(cli setup --modules --help | sed -n 's/.*(with --system \([^ ,]*\),.*/\1/p')
+sysdir=$(cli setup --direct --modules --help | sed -n 's/.*(with --system \([^ ,]*\),.*/\1/p')
 before=$(snapshot "$sysdir")
-run env -u P11GLUE_CONFIG "$p11glue" setup --modules --system --dry-run
+run env -u P11GLUE_CONFIG "$p11glue" setup --direct --modules --system --dry-run
 status "setup --modules --system --dry-run" 0
 has "... names the system directory" "$out" "modules: *$sysdir/p11glue-store.module*"
 same "... and changes nothing there" "$(snapshot "$sysdir")" "$before"
 # With P11GLUE_CONFIG, --system too works on its directory: a real run.
-run cli setup --modules --system
+run cli setup --direct --modules --system
 status "setup --modules --system with P11GLUE_CONFIG" 0
 same "... writes files everyone may read" "$(stat -c %a "$dir/p11glue-store.module")" 644
-run cli setup --modules --system --undo
+run cli setup --direct --modules --system --undo
 same "... undone" "$(snapshot "$P11GLUE_CONFIG")" ""
 finish

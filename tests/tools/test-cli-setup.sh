@@ -49,11 +49,11 @@ for c in setup status; do
 	run cli "$c" --gnupg extra
 	status "$c with an extra argument is a usage error" 2
 done
-run cli setup --gnupg --system
+run cli setup --direct --gnupg --system
 status "setup --gnupg --system is a usage error (no system form)" 2
-run cli setup --gnupg --module /x --proxy
+run cli setup --direct --gnupg --module /x --proxy
 status "setup --module with --proxy is a usage error" 2
-run cli setup --gnupg --undo --proxy
+run cli setup --direct --gnupg --undo --proxy
 status "setup --undo --proxy is a usage error" 2
 run cli --help
 has "the command list names setup and status" "$out" "*setup*status*"
@@ -63,7 +63,7 @@ has "the command list names setup and status" "$out" "*setup*status*"
 run cli status --gnupg
 status "status of nothing" 0
 has "... is not configured" "$out" "gnupg: not configured*gnupghome: $GNUPGHOME*scdaemon-program: (not set)*"
-run cli setup --gnupg --dry-run
+run cli setup --direct --gnupg --dry-run
 status "setup --gnupg --dry-run" 0
 same "... prints the two files and their lines" "$out" "gnupg: would create $GNUPGHOME/gpg-agent.conf
   + $begin
@@ -76,7 +76,7 @@ gnupg: would create $GNUPGHOME/gnupg-pkcs11-scd.conf
   + $end"
 same "... and changes nothing" "$(ls -A "$GNUPGHOME" 2>/dev/null)" ""
 dry=$out
-run cli setup --gnupg
+run cli setup --direct --gnupg
 status "setup --gnupg" 0
 same "... does what the dry run said" "$out" "${dry//would create/created}"
 has "... and says to restart gpg-agent" "$err" "*gpgconf --kill gpg-agent*"
@@ -90,7 +90,7 @@ if command -v gpgconf >/dev/null; then
 	status "... gpgconf --check-options accepts it" 0
 fi
 before=$(snapshot "$GNUPGHOME")
-run cli setup --gnupg
+run cli setup --direct --gnupg
 status "a second run" 0
 same "... changes nothing" "$(snapshot "$GNUPGHOME")" "$before"
 same "... and says so" "$out" "gnupg: nothing to change"
@@ -104,7 +104,7 @@ if command -v python3 >/dev/null; then
 fi
 
 # --proxy switches the module; the old line is shown going.
-run cli setup --gnupg --proxy --dry-run
+run cli setup --direct --gnupg --proxy --dry-run
 same "setup --gnupg --proxy --dry-run shows the changed block" "$out" "gnupg: would change $GNUPGHOME/gnupg-pkcs11-scd.conf
   - $begin
   - providers p11glue
@@ -114,21 +114,21 @@ same "setup --gnupg --proxy --dry-run shows the changed block" "$out" "gnupg: wo
   + providers p11glue
   + provider-p11glue-library $proxy_module
   + $end"
-run cli setup --gnupg --proxy
+run cli setup --direct --gnupg --proxy
 status "setup --gnupg --proxy" 0
 has "... names the proxy" "$(cat "$GNUPGHOME/gnupg-pkcs11-scd.conf")" "*provider-p11glue-library $proxy_module*"
-run cli setup --gnupg --module "$tmp/missing.so"
+run cli setup --direct --gnupg --module "$tmp/missing.so"
 status "--module of a missing file" 1
 has "... says so" "$err" "*missing.so: no such file*nothing was changed*"
 
 # --undo of a set-up made from nothing leaves nothing.
-run cli setup --gnupg --undo --dry-run
+run cli setup --direct --gnupg --undo --dry-run
 has "setup --gnupg --undo --dry-run" "$out" "gnupg: would remove $GNUPGHOME/gpg-agent.conf*  - scdaemon-program /usr/bin/gnupg-pkcs11-scd*would remove $GNUPGHOME/gnupg-pkcs11-scd.conf*"
 same "... changes nothing" "$(snapshot "$GNUPGHOME" | grep -c '^== ')" 2
-run cli setup --gnupg --undo
+run cli setup --direct --gnupg --undo
 status "setup --gnupg --undo" 0
 same "... removes the files p11glue made" "$(ls -A "$GNUPGHOME")" ""
-run cli setup --gnupg --undo
+run cli setup --direct --gnupg --undo
 same "... a second --undo has nothing to do" "$out" "gnupg: nothing to change"
 
 # ---------------------------------------------------------------------------
@@ -138,7 +138,7 @@ default-cache-ttl 600
 pinentry-program /usr/bin/pinentry-curses'
 printf '%s' "$user_agent" >"$GNUPGHOME/gpg-agent.conf"   # no final newline
 chmod 640 "$GNUPGHOME/gpg-agent.conf"
-run cli setup --gnupg
+run cli setup --direct --gnupg
 status "setup --gnupg with a gpg-agent.conf of the user's" 0
 has "... changes it" "$out" "gnupg: changed $GNUPGHOME/gpg-agent.conf*gnupg: created*"
 same "... after the user's lines, untouched" "$(cat "$GNUPGHOME/gpg-agent.conf")" "$user_agent
@@ -147,9 +147,9 @@ scdaemon-program /usr/bin/gnupg-pkcs11-scd
 $end"
 same "... keeping its mode" "$(stat -c %a "$GNUPGHOME/gpg-agent.conf")" 640
 printf 'max-cache-ttl 7200\n' >>"$GNUPGHOME/gpg-agent.conf"
-run cli setup --gnupg
+run cli setup --direct --gnupg
 same "a line the user adds later does not disturb a second run" "$out" "gnupg: nothing to change"
-run cli setup --gnupg --undo
+run cli setup --direct --gnupg --undo
 status "setup --gnupg --undo" 0
 same "... leaves exactly the user's lines" "$(cat "$GNUPGHOME/gpg-agent.conf")" "$user_agent
 max-cache-ttl 7200"
@@ -159,11 +159,11 @@ same "... and removes the file p11glue made" "$(ls "$GNUPGHOME")" gpg-agent.conf
 # A conflicting line of the user's: nothing changes, and the line is named.
 printf 'scdaemon-program /usr/lib/gnupg/scdaemon\n' >>"$GNUPGHOME/gpg-agent.conf"
 before=$(snapshot "$GNUPGHOME")
-run cli setup --gnupg
+run cli setup --direct --gnupg
 status "a scdaemon-program of the user's is a conflict" 1
 has "... naming the line" "$err" "*gpg-agent.conf, line 5, sets scdaemon-program /usr/lib/gnupg/scdaemon*nothing was changed*"
 same "... and nothing changed" "$(snapshot "$GNUPGHOME")" "$before"
-run cli setup --gnupg --dry-run
+run cli setup --direct --gnupg --dry-run
 status "... the dry run reports it too" 1
 run cli status --gnupg
 has "status shows the user's scdaemon" "$out" "gnupg: not configured*scdaemon-program: /usr/lib/gnupg/scdaemon (set by you)*"
@@ -172,14 +172,14 @@ has "status shows the user's scdaemon" "$out" "gnupg: not configured*scdaemon-pr
 printf 'scdaemon-program /usr/bin/gnupg-pkcs11-scd\n' >"$GNUPGHOME/gpg-agent.conf"
 printf 'providers mine\nprovider-mine-library %s\n' "$store_module" >"$GNUPGHOME/gnupg-pkcs11-scd.conf"
 before=$(snapshot "$GNUPGHOME")
-run cli setup --gnupg
+run cli setup --direct --gnupg
 same "a set-up of the user's own that names the store is left as it is" "$out" "gnupg: nothing to change"
 same "... untouched" "$(snapshot "$GNUPGHOME")" "$before"
 run cli status --gnupg
 has "... and status says configured, by the user" "$out" "gnupg: configured*(set by you)*$store_module (set by you)*"
 printf 'providers other\nprovider-other-library /usr/lib/x86_64-linux-gnu/opensc-pkcs11.so\n' \
 	>"$GNUPGHOME/gnupg-pkcs11-scd.conf"
-run cli setup --gnupg
+run cli setup --direct --gnupg
 status "providers of the user's that lack p11glue are a conflict" 1
 has "... with what to add" "$err" "*line 1, names providers other*add 'p11glue' to it*"
 run cli status --gnupg
@@ -188,7 +188,7 @@ has "... status: partly configured" "$out" "gnupg: partly configured*"
 # An unterminated block is refused, not guessed at.
 printf '%s\nscdaemon-program /usr/bin/gnupg-pkcs11-scd\n' "$begin" >"$GNUPGHOME/gpg-agent.conf"
 rm -f "$GNUPGHOME/gnupg-pkcs11-scd.conf"
-run cli setup --gnupg --undo
+run cli setup --direct --gnupg --undo
 status "an unterminated block of p11glue's is refused by --undo" 1
 has "... saying why" "$err" "*no end line*"
 finish

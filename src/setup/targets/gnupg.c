@@ -6,7 +6,8 @@
  *
  *   gpg-agent.conf         scdaemon-program /usr/bin/gnupg-pkcs11-scd
  *   gnupg-pkcs11-scd.conf  providers p11glue
- *                          provider-p11glue-library <the store or proxy module>
+ *                          provider-p11glue-library <the client, store or proxy module>
+ *                          provider-p11glue-allow-protected-auth (the client's)
  *
  * gpg-agent takes the last value of an option, so a scdaemon-program or
  * providers line of the user's own that says something else is a
@@ -201,7 +202,7 @@ module_of(const pg_setup_env *env, pg_setup_plan *plan)
 	char *module;
 
 	if (env->module == NULL)
-		return pg_setup_default_module(env->proxy);
+		return pg_setup_default_module(env, env->proxy);
 	module = realpath(env->module, NULL);
 	if (module == NULL)
 		pg_setup_problem(plan, "--module %s: no such file", env->module);
@@ -231,6 +232,8 @@ plan_scd(const gnupg_files *f, const gnupg_conf *user, const char *module, pg_se
 {
 	char library[PATH_MAX + 64];
 	const char *lines[3] = { "providers " PG_SETUP_SCD_PROVIDER, library, NULL };
+	const char *base = strrchr(module, '/');
+	size_t n = 2;
 
 	if (user->providers != NULL && listed_library(user, module) != NULL)
 		return;
@@ -242,8 +245,13 @@ plan_scd(const gnupg_files *f, const gnupg_conf *user, const char *module, pg_se
 		return;
 	}
 	snprintf(library, sizeof(library), "provider-" PG_SETUP_SCD_PROVIDER "-library %s", module);
+	/* The session service asks for PINs itself (a protected
+	 * authentication path): gnupg-pkcs11-scd then logs in without one
+	 * rather than asking through gpg-agent. */
+	if (strcmp(base ? base + 1 : module, "p11glue-client.so") == 0)
+		lines[n++] = "provider-" PG_SETUP_SCD_PROVIDER "-allow-protected-auth";
 	if (!pg_setup_plan_block(plan, f->scd_path, f->scd_text, f->scd_exists, f->scd_mode, lines,
-	                         2))
+	                         n))
 		pg_setup_problem(plan, "out of memory");
 }
 

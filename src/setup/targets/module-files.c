@@ -2,12 +2,21 @@
  * The `setup --modules` target: registers p11glue's key store and trust
  * module in the registry (p11-kit's configuration format, src/lib/conf.h),
  * so that every program reading it, p11glue's proxy included, sees them.
- * Three module files of one directory get a block of p11glue's lines:
+ * Module files of one directory get a block of p11glue's lines:
  *
- *   p11glue-store.module   module: <p11glue-store.so>
+ *   p11glue-service.module module: <p11glue-client.so>
+ *   p11glue-store.module   module:
  *   p11glue-trust.module   module: <p11glue-trust.so>
  *                          trust-policy: yes
  *   p11-kit-trust.module   module:
+ *
+ * Programs reach the key store through the session service (`p11glue
+ * service`, which the client module finds and starts by itself), so one
+ * unlock serves them all; the store's own registration is disabled for
+ * them (the key store commands then load the store directly). With
+ * --direct each program loads the store itself, as before:
+ * p11glue-store.module names p11glue-store.so and p11glue-service.module
+ * has no block.
  *
  * The last one's empty module: disables p11-kit's trust module of that
  * name: two trust-policy modules reading the same bundle would give
@@ -38,9 +47,10 @@
 
 #define TARGET "modules"
 
-enum { STORE, TRUST, P11KIT_TRUST, N_FILES };
+enum { SERVICE, STORE, TRUST, P11KIT_TRUST, N_FILES };
 
 static const char *const file_names[N_FILES] = {
+	"p11glue-service.module",
 	"p11glue-store.module",
 	"p11glue-trust.module",
 	"p11-kit-trust.module",
@@ -153,7 +163,10 @@ modules_read(modules_plan *m, const pg_setup_env *env, pg_setup_plan *plan)
 		pg_setup_problem(plan, "no home directory: set HOME");
 		return false;
 	}
-	if (!setting(&m->files[STORE], "module", pg_setup_default_module(false)) ||
+	if ((!env->direct &&
+	     !setting(&m->files[SERVICE], "module", pg_setup_module_file("client", "p11glue-client.so"))) ||
+	    !setting(&m->files[STORE], "module",
+	             env->direct ? pg_setup_module_file("store", "p11glue-store.so") : strdup("")) ||
 	    !setting(&m->files[TRUST], "module", pg_setup_module_file("trust", "p11glue-trust.so")) ||
 	    !setting(&m->files[TRUST], "trust-policy", strdup("yes")) ||
 	    !setting(&m->files[P11KIT_TRUST], "module", strdup(""))) {
@@ -230,6 +243,12 @@ plan_file(const module_file *f, pg_setup_plan *plan)
 	const char *key = NULL;
 	int r;
 
+	/* A file this mode does not use: p11glue's block, if any, goes. */
+	if (f->n == 0) {
+		if (!pg_setup_plan_unblock(plan, f->path, f->text, f->mode))
+			pg_setup_problem(plan, "out of memory");
+		return;
+	}
 	if (!parse_settings(f->text, TARGET, &user)) {
 		pg_setup_problem(plan, "out of memory");
 		return;
@@ -271,10 +290,15 @@ pg_setup_modules_plan(const pg_setup_env *env, bool undo, pg_setup_plan *p)
 		              "are for the other targets");
 	for (size_t i = 0; i < N_FILES; i++)
 		plan_file(&m.files[i], p);
-	for (size_t i = STORE; i <= TRUST; i++) {
-		if (access(m.files[i].values[0], R_OK) != 0)
+	for (size_t i = SERVICE; i <= TRUST; i++) {
+		if (m.files[i].n > 0 && m.files[i].values[0][0] != 0 &&
+		    access(m.files[i].values[0], R_OK) != 0)
 			pg_setup_note(p, "warning: the module %s is not there (yet)", m.files[i].values[0]);
 	}
+	if (!env->direct && p->problems.len == 0)
+		pg_setup_note(p, "programs reach the key store through your session service: unlock "
+		              "it once per session with 'p11glue unlock' (--direct: each program loads "
+		              "the store itself)");
 	if (p->n > 0 && p->problems.len == 0)
 		pg_setup_note(p, "check with: p11glue list-modules");
 out:
@@ -286,6 +310,20 @@ out:
 /* ---------------------------------------------------------------------------
  * Status
  */
+
+/* Does the file hold the settings it should? */
+static bool
+file_ok(const module_file *f)
+{
+	pg_conf_map all = { 0 };
+	const char *key = NULL;
+	bool ok;
+
+	parse_settings(f->text, NULL, &all);
+	ok = compare(f, &all, &key) == 1;
+	pg_conf_map_clear(&all);
+	return ok;
+}
 
 /* A fact about one file: its module: value and who set it. */
 static bool
@@ -363,30 +401,68 @@ registry_facts(const pg_setup_env *env, pg_setup_status *st, const char *ignored
 	p11glue_registry_free(reg);
 }
 
+/*
+ * How many of the files a mode (direct or not) sets up hold what it needs
+ * (*needed: how many it sets up); a block of p11glue's left in a file the
+ * mode does not use counts against it (*stray).
+ */
+static size_t
+files_ok(const pg_setup_env *env, bool direct, pg_setup_status *st, bool facts, size_t *needed,
+         bool *stray)
+{
+	static const char *const keys[N_FILES] = { "service", "store", "trust", "p11-kit-trust" };
+	pg_setup_env mode = *env;
+	pg_setup_plan scratch;
+	modules_plan m;
+	size_t n_ok = 0;
+
+	mode.direct = direct;
+	*needed = 0;
+	*stray = false;
+	pg_setup_plan_init(&scratch, TARGET);
+	if (!modules_read(&m, &mode, &scratch)) {
+		if (facts)
+			pg_setup_fact(st, "problem", (const char *)scratch.problems.data);
+		goto out;
+	}
+	if (facts)
+		pg_setup_fact(st, "directory", m.dir);
+	for (size_t i = 0; i < N_FILES; i++) {
+		if (m.files[i].n == 0) {
+			*stray = *stray || (m.files[i].text && pg_setup_has_block(m.files[i].text, TARGET));
+			continue;
+		}
+		(*needed)++;
+		if (facts)
+			n_ok += file_fact(st, keys[i], &m.files[i]);
+		else
+			n_ok += file_ok(&m.files[i]);
+	}
+out:
+	modules_clear(&m);
+	pg_setup_plan_clear(&scratch);
+	return n_ok;
+}
+
 void
 pg_setup_modules_status(const pg_setup_env *env, pg_setup_status *st)
 {
-	static const char *const keys[N_FILES] = { "store", "trust", "p11-kit-trust" };
-	pg_setup_plan scratch;
-	modules_plan m;
 	char *ignored = NULL;
-	size_t n_ok = 0;
+	size_t n_ok, needed;
+	bool direct, stray;
 
-	pg_setup_plan_init(&scratch, TARGET);
 	st->state = "not configured";
-	if (!modules_read(&m, env, &scratch)) {
-		pg_setup_fact(st, "problem", (const char *)scratch.problems.data);
-		goto out;
-	}
-	pg_setup_fact(st, "directory", m.dir);
-	for (size_t i = 0; i < N_FILES; i++)
-		n_ok += file_fact(st, keys[i], &m.files[i]);
+	/* The mode in force is the one the files hold more of. */
+	n_ok = files_ok(env, true, st, false, &needed, &stray);
+	direct = n_ok > files_ok(env, false, st, false, &needed, &stray);
+	n_ok = files_ok(env, direct, st, true, &needed, &stray);
+	pg_setup_fact(st, "mode", direct ? "direct (each program loads the key store itself)"
+	                                 : "session service (programs reach the key store through "
+	                                   "p11glue-client.so and 'p11glue service')");
 	ignored = user_files_ignored(env);
 	st->state = ignored != NULL ? "not configured"
-	            : n_ok == N_FILES ? "configured" : n_ok > 0 ? "partly configured" : "not configured";
+	            : n_ok == needed && !stray ? "configured"
+	            : n_ok > 0 ? "partly configured" : "not configured";
 	registry_facts(env, st, ignored);
-out:
 	free(ignored);
-	modules_clear(&m);
-	pg_setup_plan_clear(&scratch);
 }

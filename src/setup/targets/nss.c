@@ -394,53 +394,15 @@ out:
  * Applying: certutil and modutil
  */
 
-/* Runs argv with stdin from /dev/null, its output kept and printed only
- * when it fails. */
+/* Runs argv; its output is printed only when it fails. */
 static bool
 run(char *const argv[])
 {
 	char out[4096];
-	size_t len = 0;
-	ssize_t n;
-	int fds[2], st = 0, null;
-	pid_t pid;
+	int st = pg_setup_exec(argv, out, sizeof(out));
 
-	/* Close-on-exec: the program gets only the copies on 0, 1 and 2. */
-	if (pipe(fds) != 0)
-		return false;
-	fcntl(fds[0], F_SETFD, FD_CLOEXEC);
-	fcntl(fds[1], F_SETFD, FD_CLOEXEC);
-	pid = fork();
-	if (pid == 0) {
-		null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		if (null >= 0)
-			dup2(null, 0);
-		dup2(fds[1], 1);
-		dup2(fds[1], 2);
-		execvp(argv[0], argv);
-		fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
-		_exit(127);
-	}
-	close(fds[1]);
-	/* Keeps the first 4 KiB, drains the rest (a full pipe would stall it). */
-	for (;;) {
-		char spill[512];
-
-		if (len < sizeof(out) - 1)
-			n = read(fds[0], out + len, sizeof(out) - 1 - len);
-		else
-			n = read(fds[0], spill, sizeof(spill));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		if (len < sizeof(out) - 1)
-			len += (size_t)n;
-	}
-	close(fds[0]);
-	out[len] = 0;
-	if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		pg_message("%s failed%s%s", argv[0], len ? ":\n" : "", out);
+	if (st != 0) {
+		pg_message("%s failed%s%s", argv[0], out[0] ? ":\n" : "", out);
 		return false;
 	}
 	return true;

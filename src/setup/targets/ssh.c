@@ -157,15 +157,16 @@ out:
 	return true;
 }
 
-/* Is path p11glue's store or proxy module (as installed or built)? */
+/* Is path p11glue's store, client or proxy module (as installed or built)? */
 static bool
 is_p11glue_module(const char *path)
 {
+	static const pg_setup_env modes[3] = { { .direct = true }, { .direct = false }, { .proxy = true } };
 	char *real = realpath(path, NULL);
 	bool found = false;
 
-	for (int proxy = 0; real != NULL && !found && proxy < 2; proxy++) {
-		char *ours = pg_setup_default_module(proxy);
+	for (size_t i = 0; real != NULL && !found && i < 3; i++) {
+		char *ours = pg_setup_default_module(&modes[i], modes[i].proxy);
 		char *ours_real = ours ? realpath(ours, NULL) : NULL;
 		found = ours_real != NULL && strcmp(real, ours_real) == 0;
 		free(ours_real);
