@@ -467,7 +467,8 @@ protect(const protection *p, const uint8_t *pub, size_t pub_len, const uint8_t *
 	memcpy(body, pub, pub_len);
 	n = pub_len;
 	body[n++] = (uint8_t)p->usage;
-	memcpy(plain, m, m_len);
+	if (m_len > 0)
+		memcpy(plain, m, m_len);
 	if (p->usage == 254) {
 		EVP_Digest(m, m_len, plain + m_len, NULL, EVP_sha1(), NULL);
 		plain_len += 20;
