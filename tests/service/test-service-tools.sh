@@ -215,6 +215,77 @@ else
 fi
 
 # ---------------------------------------------------------------------------
+# gnutls-cli presenting the token's certificate to a TLS server that
+# requires one, and Java's SunPKCS11 signing with the token's key
+[ -n "${P11GLUE_IN_NETNS:-}" ] && ip link set lo up 2>/dev/null
+# (GnuTLS programs can hang at exit, and the JVM cannot run, with a
+# sanitizer's runtime preloaded.)
+tls_ok=false
+if [ -z "$san_libs" ] && command -v gnutls-cli >/dev/null &&
+	client pkcs11-tool --module "$client_so" --read-object --type cert --label gpg-sign \
+		-o "$tmp/gpg-sign.der" >/dev/null 2>&1 &&
+	openssl x509 -inform DER -in "$tmp/gpg-sign.der" -out "$tmp/gpg-sign.pem" 2>/dev/null &&
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=localhost \
+		-keyout "$tmp/tls-server.key" -out "$tmp/tls-server.pem" -days 2 2>/dev/null; then
+	tls_port=$((20000 + $$ % 20000))
+	# -www answers with the client certificate it was shown.
+	openssl s_server -accept "127.0.0.1:$tls_port" -cert "$tmp/tls-server.pem" \
+		-key "$tmp/tls-server.key" -Verify 1 -verify_return_error -CAfile "$tmp/gpg-sign.pem" \
+		-www -quiet >"$tmp/s_server.log" 2>&1 </dev/null &
+	pids+=($!)
+	for _ in $(seq 200); do (exec 3<>"/dev/tcp/127.0.0.1/$tls_port") 2>/dev/null && break; sleep 0.05; done
+	tls_ok=true
+fi
+gnutls_tls() {
+	run client sh -c 'printf "GET / HTTP/1.0\r\n\r\n" | gnutls-cli --provider "$1" --no-ca-verification \
+		--x509certfile "pkcs11:token=test;object=gpg-sign;type=cert" \
+		--x509keyfile "pkcs11:token=test;object=gpg-sign;type=private" -p "$2" 127.0.0.1' \
+		gnutls_tls "$client_so" "$tls_port"
+	case $out in *"Client certificate"*"CN"*"p11glue gpg-sign"*) true ;; *) false ;; esac
+}
+if $tls_ok; then check "unlocked: gnutls-cli shows the token's client certificate, no PIN" gnutls_tls
+else skip "unlocked: gnutls-cli" "needs gnutls-bin, a certificate on the token, no sanitizer"; fi
+
+java_ok=false
+if [ -z "$san_libs" ] && command -v javac >/dev/null && command -v java >/dev/null; then
+	mkdir -p "$tmp/java"
+	cat >"$tmp/java/Sign.java" <<'JAVA'
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
+import java.security.PrivateKey;
+import java.security.Provider;
+import java.security.Security;
+import java.security.Signature;
+
+/* Sign CONFIG ALIAS IN OUT: signs IN with the token's key, no PIN given. */
+public class Sign {
+	public static void main(String[] args) throws Exception {
+		Provider p = Security.getProvider("SunPKCS11").configure(args[0]);
+		KeyStore ks = KeyStore.getInstance("PKCS11", p);
+		ks.load(null, null);
+		PrivateKey key = (PrivateKey) ks.getKey(args[1], null);
+		Signature s = Signature.getInstance("SHA256withRSA", p);
+		s.initSign(key);
+		s.update(Files.readAllBytes(Path.of(args[2])));
+		Files.write(Path.of(args[3]), s.sign());
+	}
+}
+JAVA
+	printf 'name = p11glue-service\nlibrary = %s\nslotListIndex = 0\n' "$client_so" >"$tmp/java/pkcs11.cfg"
+	openssl x509 -in "$tmp/gpg-sign.pem" -noout -pubkey >"$tmp/gpg-sign.pub" 2>/dev/null &&
+		bound javac -d "$tmp/java" "$tmp/java/Sign.java" >/dev/null 2>&1 && java_ok=true
+fi
+java_sign() {
+	rm -f "$tmp/java.sig"
+	run client java -cp "$tmp/java" Sign "$tmp/java/pkcs11.cfg" gpg-sign "$tmp/data" "$tmp/java.sig"
+	[ "$rc" = 0 ] && openssl dgst -sha256 -verify "$tmp/gpg-sign.pub" -signature "$tmp/java.sig" "$tmp/data" >/dev/null 2>&1
+}
+if $java_ok; then check "unlocked: Java (SunPKCS11) signs with the token's key, no PIN" java_sign
+else skip "unlocked: Java" "needs a JDK and a module without sanitizers"; fi
+same "... neither asked for a PIN through pinentry" "$(getpins)" 0
+
+# ---------------------------------------------------------------------------
 # gpg --sign through gnupg-pkcs11-scd, set up by p11glue (the client
 # module, with a protected authentication path)
 gpg_ok=false
@@ -293,6 +364,8 @@ if $have_gnutls; then refused "locked: p11tool --test-sign is refused" gnutls_si
 if $have_nss; then refused "locked: certutil -K lists no key" nss_keys; fi
 if $ssh_ok; then refused "locked: ssh does not log in with the token" ssh_login; fi
 if $gpg_ok; then refused "locked: gpg --sign is refused" gpg_sign; fi
+if $tls_ok; then refused "locked: gnutls-cli shows no client certificate" gnutls_tls; fi
+if $java_ok; then refused "locked: Java does not sign" java_sign; fi
 has "... each asked through the service's pinentry (cancelled)" "$(getpins)" "[1-9]*"
 if kill -0 "$svc" 2>/dev/null; then ok "... and the service keeps running"; else not_ok "... and the service keeps running"; fi
 
