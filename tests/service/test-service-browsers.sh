@@ -122,7 +122,7 @@ has "... adds the proxy module to ~/.pki/nssdb" "$out" "*created $HOME/.pki/nssd
 [ -n "$firefox" ] && has "... and to the Firefox profile" "$out" "*changed $profile/pkcs11.txt*"
 # Both browsers trust the test's CA (the server's certificate).
 for db in "$HOME/.pki/nssdb" ${firefox:+"$profile"}; do
-	certutil -A -d "sql:$db" -n "p11glue browsers test CA" -t C,, -i "$pki/ca.pem"
+	client certutil -A -d "sql:$db" -n "p11glue browsers test CA" -t C,, -i "$pki/ca.pem"
 done
 
 # ---------------------------------------------------------------------------
