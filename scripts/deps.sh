@@ -33,6 +33,9 @@ packages=(
 	# the session service: a real pinentry driven in a terminal (tmux), socket
 	# activation (systemd-socket-activate, systemctl for setup --service)
 	pinentry-tty tmux systemd
+	# the session service with real browsers, headless: the store's client
+	# certificate in TLS (tests/service/test-service-browsers.sh)
+	chromium firefox-esr
 )
 
 missing=()
