@@ -1186,7 +1186,7 @@ test_socket_removed(void)
 
 	start_service(NULL);
 	pg_assert_int_eq(unlink(sock_path), 0);
-	for (int i = 0; i < 2000 && got == 0; i++) {
+	for (int i = 0; i < 6000 && got == 0; i++) {
 		got = waitpid(service_pid, &status, WNOHANG);
 		if (got == 0)
 			sleep_ms(10);
