@@ -8,6 +8,7 @@
 
 #include "import.h"
 #include "keys.h"
+#include "objects.h"
 
 #include <openssl/x509.h>
 
@@ -98,6 +99,39 @@ exists(writer *w, CK_OBJECT_CLASS cls, const CK_ATTRIBUTE *attrs, CK_ULONG n,
 	for (CK_ULONG i = 0; i < n && i < 2; i++)
 		all[i + 1] = attrs[i];
 	return pg_keytoken_find(w->kt, NULL, all, n + 1, found, 1) > 0;
+}
+
+/* The CKA_ID of a key on the token whose public key is pub (a private
+ * key first, then a public one); malloc'ed, NULL when none has one. */
+static unsigned char *
+id_on_token(writer *w, EVP_PKEY *pub, size_t *id_len)
+{
+	static const CK_OBJECT_CLASS classes[] = { CKO_PRIVATE_KEY, CKO_PUBLIC_KEY };
+	unsigned char *id = NULL;
+
+	for (size_t c = 0; id == NULL && c < 2; c++) {
+		CK_ATTRIBUTE t = { CKA_CLASS, (void *)&classes[c], sizeof(classes[c]) };
+		CK_OBJECT_HANDLE *objs = NULL;
+		size_t n = 0;
+
+		if (pg_objects_find(w->kt->f, w->kt->session, &t, 1, &objs, &n) != CKR_OK)
+			continue;
+		for (size_t i = 0; id == NULL && i < n; i++) {
+			const char *why;
+			EVP_PKEY *k = pg_keytoken_public_key(w->kt, objs[i], &why);
+
+			if (k != NULL && EVP_PKEY_eq(k, pub) == 1) {
+				id = pg_keytoken_get(w->kt, objs[i], CKA_ID, id_len);
+				if (id != NULL && *id_len == 0) {
+					free(id);
+					id = NULL;
+				}
+			}
+			EVP_PKEY_free(k);
+		}
+		free(objs);
+	}
+	return id;
 }
 
 static bool
@@ -216,15 +250,22 @@ pg_import_write(pg_keytoken *kt, struct pg_import *imp, const char *file, const 
 		X509 *cert = sk_X509_value(imp->certs, i);
 		EVP_PKEY *pub = X509_get0_pubkey(cert);
 		const char *cert_label = imp->key == NULL && n_certs == 1 ? given_label : NULL;
+		unsigned char *key_id_found = NULL;
+		size_t found_len = 0;
+
 		if (cert == leaf)
 			continue;
-		/* Certificates alone take --id when there is one. */
+		/* Certificates alone take --id when there is one, else the ID
+		 * of their key on the token, so that programs pair them. */
 		if (imp->key == NULL && n_certs == 1 && given_id != NULL)
 			ok = write_cert(&w, cert, cert_label, given_id, given_id_len, false);
+		else if (pub != NULL && (key_id_found = id_on_token(&w, pub, &found_len)) != NULL)
+			ok = write_cert(&w, cert, cert_label, key_id_found, found_len, false);
 		else if (pub == NULL || !pg_key_id(pub, cert_id))
 			ok = write_cert(&w, cert, cert_label, (const unsigned char *)"", 0, false);
 		else
 			ok = write_cert(&w, cert, cert_label, cert_id, sizeof(cert_id), false);
+		free(key_id_found);
 	}
 	free(label);
 	if (!ok) {

@@ -192,6 +192,22 @@ has "... the subject defaults to the key's label" "$out" "*Subject: CN = k-ec:se
 run p request "pkcs11:token=test;object=k-ed25519?pin-source=$tmp/wrong"
 failed_run "request with a wrong PIN fails"
 
+# A request signed by a CA elsewhere: the certificate, imported alone,
+# takes the CKA_ID of its key on the token (given with --id here, not the
+# one the key's public value gives), so that programs pair the two.
+run keygen issued ec:secp256r1 5c
+ran "(a key with --id 5c)"
+run p request --subject "CN=issued elsewhere" --output "$tmp/issued.csr" "$(key issued)"
+ran "(its request)"
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj "/CN=other CA" \
+	-keyout "$tmp/other-ca.key" -out "$tmp/other-ca.pem" -days 2 2>/dev/null
+openssl x509 -req -in "$tmp/issued.csr" -CA "$tmp/other-ca.pem" -CAkey "$tmp/other-ca.key" \
+	-CAcreateserial -days 2 -out "$tmp/issued.pem" 2>/dev/null
+run p import "$tmp/issued.pem" "pkcs11:token=test?pin-source=$tmp/pin"
+ran "import of the certificate the other CA issued"
+run client "$p11glue" list-objects "pkcs11:token=test;object=issued%20elsewhere;type=cert?module-path=$store"
+has "... stored with its key's CKA_ID" "$out" "*;id=%5C*"
+
 # A key with CKA_ALWAYS_AUTHENTICATE (made by pkcs11-tool --always-auth):
 # certify gives the PIN again for its signature (C_Login with
 # CKU_CONTEXT_SPECIFIC), from the same PIN source.
