@@ -517,6 +517,20 @@ pg_cert_template(pg_tmpl *t, X509 *cert, const char *label, const unsigned char 
 		ADD_DER(t, CKA_PUBLIC_KEY_INFO, i2d_PUBKEY, X509_get0_pubkey(cert));
 }
 
+CK_RV
+pg_cert_create_leaf(pg_keytoken *kt, X509 *cert, const char *label, const unsigned char *id,
+                    size_t id_len, CK_OBJECT_HANDLE *obj)
+{
+	pg_tmpl t;
+	CK_RV rv;
+
+	pg_tmpl_init(&t);
+	pg_cert_template(&t, cert, label, id, id_len, true);
+	rv = t.failed ? CKR_HOST_MEMORY : kt->f->C_CreateObject(kt->session, t.items, t.n, obj);
+	pg_tmpl_clear(&t);
+	return rv;
+}
+
 void
 pg_key_templates(pg_tmpl *pub, pg_tmpl *priv, EVP_PKEY *key, const char *label,
                  const unsigned char *id, size_t id_len, X509 *leaf)

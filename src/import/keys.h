@@ -94,6 +94,11 @@ EVP_PKEY *pg_keytoken_public_key(pg_keytoken *kt, CK_OBJECT_HANDLE obj, const ch
 void pg_cert_template(pg_tmpl *t, X509 *cert, const char *label, const unsigned char *id,
                       size_t id_len, bool leaf);
 
+/* Creates the certificate object (pg_cert_template, leaf) of a key on
+ * kt's token, in kt's session; *obj gets its handle. */
+CK_RV pg_cert_create_leaf(pg_keytoken *kt, X509 *cert, const char *label, const unsigned char *id,
+                          size_t id_len, CK_OBJECT_HANDLE *obj);
+
 /*
  * The attributes of the public and private key objects an import makes
  * for key: its values (pg_key_values), on the token, label, ID, the
