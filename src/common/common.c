@@ -182,24 +182,42 @@ pg_buf_add_str(pg_buf *buf, const char *str)
 }
 
 void
-pg_buf_printf(pg_buf *buf, const char *fmt, ...)
+pg_buf_vprintf(pg_buf *buf, const char *fmt, va_list ap)
 {
-	va_list ap;
+	va_list again;
 	int n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, again);
+	va_end(again);
 	if (n < 0) {
 		buf->failed = true;
 		return;
 	}
 	if (!buf_reserve(buf, (size_t)n))
 		return;
-	va_start(ap, fmt);
 	vsnprintf((char *)buf->data + buf->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
 	buf->len += (size_t)n;
+}
+
+void
+pg_buf_printf(pg_buf *buf, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pg_buf_vprintf(buf, fmt, ap);
+	va_end(ap);
+}
+
+char *
+pg_strdup_vprintf(const char *fmt, va_list ap)
+{
+	pg_buf b;
+
+	pg_buf_init(&b);
+	pg_buf_vprintf(&b, fmt, ap);
+	return pg_buf_steal(&b, NULL);
 }
 
 char *

@@ -6,6 +6,7 @@
 #ifndef PG_COMMON_H
 #define PG_COMMON_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,6 +82,7 @@ void pg_buf_add(pg_buf *buf, const void *data, size_t len);
 void pg_buf_add_byte(pg_buf *buf, unsigned char byte);
 void pg_buf_add_str(pg_buf *buf, const char *str);
 void pg_buf_printf(pg_buf *buf, const char *fmt, ...) PG_PRINTF(2, 3);
+void pg_buf_vprintf(pg_buf *buf, const char *fmt, va_list ap) PG_PRINTF(2, 0);
 /*
  * Hands the contents to the caller (free with free()) and empties buf.
  * Returns NULL if any add failed (the contents are then wiped).
@@ -95,6 +97,10 @@ char *pg_buf_steal(pg_buf *buf, size_t *len);
  * unchanged).
  */
 bool pg_array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first) PG_MUST_CHECK;
+
+/* The text fmt formats to, in a new string (free()); NULL when out of
+ * memory or for an encoding error. */
+char *pg_strdup_vprintf(const char *fmt, va_list ap) PG_PRINTF(1, 0);
 
 /* A buffer's text, "" when nothing was added. */
 static inline const char *

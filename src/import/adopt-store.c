@@ -24,23 +24,6 @@
  * Items
  */
 
-static char *
-vformat(const char *fmt, va_list ap) PG_PRINTF(1, 0);
-
-static char *
-vformat(const char *fmt, va_list ap)
-{
-	pg_buf b;
-
-	pg_buf_init(&b);
-	if (fmt != NULL) {
-		char text[1024];
-		vsnprintf(text, sizeof(text), fmt, ap);
-		pg_buf_add_str(&b, text);
-	}
-	return fmt != NULL ? pg_buf_steal(&b, NULL) : NULL;
-}
-
 pg_adopt_item *
 pg_adopt_add(pg_adopt *a, const char *source, const char *from, const char *what_fmt, ...)
 {
@@ -57,7 +40,7 @@ pg_adopt_add(pg_adopt *a, const char *source, const char *from, const char *what
 	it->source = source;
 	it->from = strdup(from);
 	va_start(ap, what_fmt);
-	it->what = vformat(what_fmt, ap);
+	it->what = what_fmt ? pg_strdup_vprintf(what_fmt, ap) : NULL;
 	va_end(ap);
 	if (it->from == NULL || it->what == NULL) {
 		free(it->from);
@@ -87,7 +70,7 @@ pg_adopt_set(pg_adopt *a, pg_adopt_item *it, pg_adopt_state st, const char *fmt,
 		return;
 	/* Formatted first: the arguments may be the old text. */
 	va_start(ap, fmt);
-	why = vformat(fmt, ap);
+	why = pg_strdup_vprintf(fmt, ap);
 	va_end(ap);
 	free(it->why);
 	it->why = why;
@@ -100,7 +83,7 @@ pg_adopt_remove(pg_adopt_item *it, const char *fmt, ...)
 	char *text;
 
 	va_start(ap, fmt);
-	text = vformat(fmt, ap);
+	text = fmt ? pg_strdup_vprintf(fmt, ap) : NULL;
 	va_end(ap);
 	free(it->remove);
 	it->remove = text;

@@ -120,20 +120,18 @@ module_free(p11glue_module *mod)
 static void PG_PRINTF(2, 3)
 set_error(p11glue_module *mod, const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 
+	free(mod->error);
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	mod->error = pg_strdup_vprintf(fmt, ap);
 	va_end(ap);
 	/* Errors name files and module paths taken from configuration files,
 	 * which may hold any bytes: no control character reaches a terminal. */
-	for (char *p = buf; *p; p++) {
+	for (char *p = mod->error; p && *p; p++) {
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
 	}
-	free(mod->error);
-	mod->error = strdup(buf);
 }
 
 static bool
