@@ -159,24 +159,20 @@ print_json(const common_args *a, pg_signer *key, const pg_report *r, const char 
 	pg_json j;
 
 	pg_store_json_begin(&j, &key->kt);
-	pg_json_key(&j, "key");
-	pg_json_text(&j, uri ? uri : "");
+	pg_json_key_text(&j, "key", uri ? uri : "");
 	free(uri);
 	if (r != NULL) {
 		for (size_t i = 0; i < r->n; i++) {
 			if (strcmp(r->items[i].what, "certificate") != 0)
 				continue;
-			pg_json_key(&j, "certificate");
-			pg_json_text(&j, r->items[i].uri ? r->items[i].uri : "");
+			pg_json_key_text(&j, "certificate", r->items[i].uri ? r->items[i].uri : "");
 		}
 		pg_store_json_uris(&j, "replaced", r, "replaced");
 	}
 	if (a->output != NULL && strcmp(a->output, "-") != 0) {
-		pg_json_key(&j, "output");
-		pg_json_string(&j, a->output);
+		pg_json_key_string(&j, "output", a->output);
 	} else if (a->output != NULL || r == NULL) {
-		pg_json_key(&j, "pem");
-		pg_json_text(&j, pem);
+		pg_json_key_text(&j, "pem", pem);
 	}
 	pg_store_json_end(&j, r);
 }

@@ -79,8 +79,7 @@ print_result(pg_keytoken *kt, const delete_args *a, const pg_report *r)
 		return;
 	}
 	pg_store_json_begin(&j, kt);
-	pg_json_key(&j, "dry-run");
-	pg_json_bool(&j, a->dry_run);
+	pg_json_key_bool(&j, "dry-run", a->dry_run);
 	if (a->dry_run) {
 		pg_store_json_uris(&j, "would-delete", r, "would delete");
 	} else {

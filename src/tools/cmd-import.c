@@ -126,8 +126,7 @@ print_json(pg_keytoken *kt, const import_args *a, const pg_report *r)
 	pg_json j;
 
 	pg_store_json_begin(&j, kt);
-	pg_json_key(&j, "file");
-	pg_json_string(&j, a->file);
+	pg_json_key_string(&j, "file", a->file);
 	pg_json_key(&j, "created");
 	pg_json_begin_array(&j);
 	for (size_t i = 0; i < r->n; i++) {
@@ -135,10 +134,8 @@ print_json(pg_keytoken *kt, const import_args *a, const pg_report *r)
 			if (strcmp(r->items[i].what, made[k]) != 0)
 				continue;
 			pg_json_begin_object(&j);
-			pg_json_key(&j, "object");
-			pg_json_string(&j, made[k]);
-			pg_json_key(&j, "uri");
-			pg_json_text(&j, r->items[i].uri ? r->items[i].uri : "");
+			pg_json_key_string(&j, "object", made[k]);
+			pg_json_key_text(&j, "uri", r->items[i].uri ? r->items[i].uri : "");
 			pg_json_end_object(&j);
 		}
 	}

@@ -62,10 +62,8 @@ print_keys(pg_keytoken *kt, CK_OBJECT_HANDLE priv, CK_OBJECT_HANDLE pub, bool js
 
 	if (json) {
 		pg_store_json_begin(&j, kt);
-		pg_json_key(&j, "private-key");
-		pg_json_text(&j, priv_uri ? priv_uri : "");
-		pg_json_key(&j, "public-key");
-		pg_json_text(&j, pub_uri ? pub_uri : "");
+		pg_json_key_text(&j, "private-key", priv_uri ? priv_uri : "");
+		pg_json_key_text(&j, "public-key", pub_uri ? pub_uri : "");
 		pg_store_json_end(&j, NULL);
 	} else {
 		printf("private key: %s\n", priv_uri ? priv_uri : "?");

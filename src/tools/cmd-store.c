@@ -16,8 +16,7 @@ print_pin_json(pg_keytoken *kt, const char *key, const char *value)
 	pg_json j;
 
 	pg_store_json_begin(&j, kt);
-	pg_json_key(&j, key);
-	pg_json_string(&j, value);
+	pg_json_key_string(&j, key, value);
 	pg_store_json_end(&j, NULL);
 }
 
@@ -101,12 +100,9 @@ print_token(pg_keytoken *kt, const char *label, bool exists, bool json)
 
 	if (json) {
 		pg_store_json_begin(&j, kt);
-		pg_json_key(&j, "label");
-		pg_json_string(&j, label);
-		pg_json_key(&j, "slot");
-		pg_json_ulong(&j, kt->slot);
-		pg_json_key(&j, "reinitialized");
-		pg_json_bool(&j, exists);
+		pg_json_key_string(&j, "label", label);
+		pg_json_key_ulong(&j, "slot", kt->slot);
+		pg_json_key_bool(&j, "reinitialized", exists);
 		pg_store_json_end(&j, NULL);
 		return;
 	}

@@ -81,6 +81,13 @@ pg_json_string(pg_json *json, const char *value)
 }
 
 void
+pg_json_key_string(pg_json *json, const char *key, const char *value)
+{
+	pg_json_key(json, key);
+	pg_json_string(json, value);
+}
+
+void
 pg_json_text(pg_json *json, const char *text)
 {
 	before(json);
@@ -94,6 +101,13 @@ pg_json_text(pg_json *json, const char *text)
 			fputc(*p, json->out);
 	}
 	fputc('"', json->out);
+}
+
+void
+pg_json_key_text(pg_json *json, const char *key, const char *text)
+{
+	pg_json_key(json, key);
+	pg_json_text(json, text);
 }
 
 void
@@ -119,10 +133,24 @@ pg_json_ulong(pg_json *json, unsigned long value)
 }
 
 void
+pg_json_key_ulong(pg_json *json, const char *key, unsigned long value)
+{
+	pg_json_key(json, key);
+	pg_json_ulong(json, value);
+}
+
+void
 pg_json_bool(pg_json *json, bool value)
 {
 	before(json);
 	fputs(value ? "true" : "false", json->out);
+}
+
+void
+pg_json_key_bool(pg_json *json, const char *key, bool value)
+{
+	pg_json_key(json, key);
+	pg_json_bool(json, value);
 }
 
 void

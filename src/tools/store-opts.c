@@ -69,8 +69,7 @@ pg_store_json_begin(pg_json *j, const pg_keytoken *kt)
 
 	pg_json_init(j, stdout);
 	pg_json_begin_object(j);
-	pg_json_key(j, "token");
-	pg_json_text(j, uri ? uri : "");
+	pg_json_key_text(j, "token", uri ? uri : "");
 	free(uri);
 }
 
