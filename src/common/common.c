@@ -82,6 +82,20 @@ pg_free_secret(void *p, size_t len)
 	free(p);
 }
 
+bool
+pg_is_name(const char *s, size_t len, const char *punct)
+{
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      (c != 0 && strchr(punct, c) != NULL)))
+			return false;
+	}
+	return true;
+}
+
 int
 pg_hex_value(unsigned char c)
 {

@@ -115,6 +115,10 @@ pg_buf_text(const pg_buf *buf)
  */
 bool pg_next_line(const char **text, const char **line, size_t *len);
 
+/* Whether the len bytes at s are a name: at least one, each an ASCII
+ * letter or digit or one of the characters of punct. */
+bool pg_is_name(const char *s, size_t len, const char *punct);
+
 /* The value of a hex digit (either case), or -1. */
 int pg_hex_value(unsigned char c);
 
