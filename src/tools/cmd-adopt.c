@@ -205,8 +205,7 @@ print_json(const pg_adopt_result *r, bool dry)
 	pg_json_begin_object(&j);
 	pg_json_key_text(&j, "token", r->token ? r->token : "");
 	pg_json_key_bool(&j, "dry-run", dry);
-	pg_json_key(&j, "items");
-	pg_json_begin_array(&j);
+	pg_json_key_begin_array(&j, "items");
 	for (size_t i = 0; i < r->n; i++) {
 		const pg_adopt_item *it = &r->items[i];
 		pg_json_begin_object(&j);
@@ -220,8 +219,7 @@ print_json(const pg_adopt_result *r, bool dry)
 			decision_text(it, decision, sizeof(decision));
 			pg_json_key_text(&j, "trust", decision);
 		}
-		pg_json_key(&j, "objects");
-		pg_json_begin_array(&j);
+		pg_json_key_begin_array(&j, "objects");
 		for (size_t k = 0; k < it->objects.n; k++) {
 			pg_json_begin_object(&j);
 			pg_json_key_text(&j, "object", it->objects.items[k].what);

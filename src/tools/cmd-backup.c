@@ -81,8 +81,7 @@ print_json(const pg_backup_manifest *m, const char *file, bool restore)
 	pg_json_key_string(&json, "file", file);
 	pg_json_key_ulong(&json, "bytes", (unsigned long)m->bytes);
 	pg_json_key_ulong(&json, "format", PG_BACKUP_VERSION);
-	pg_json_key(&json, "kdf");
-	pg_json_begin_object(&json);
+	pg_json_key_begin_object(&json, "kdf");
 	pg_json_key_text(&json, "name", "scrypt");
 	pg_json_key_ulong(&json, "log2n", m->log2n);
 	pg_json_key_ulong(&json, "r", m->r);
@@ -90,22 +89,19 @@ print_json(const pg_backup_manifest *m, const char *file, bool restore)
 	pg_json_end_object(&json);
 	pg_json_key_text(&json, "aead", "AES-256-GCM");
 	for (int kind = PG_BACKUP_TOKEN; kind <= PG_BACKUP_REGISTRY; kind++) {
-		pg_json_key(&json, kind_keys[kind]);
-		pg_json_begin_array(&json);
+		pg_json_key_begin_array(&json, kind_keys[kind]);
 		for (size_t i = 0; i < m->n; i++) {
 			if ((int)m->items[i].kind == kind)
 				json_item(&json, &m->items[i], restore);
 		}
 		pg_json_end_array(&json);
 	}
-	pg_json_key(&json, "setup");
-	pg_json_begin_object(&json);
+	pg_json_key_begin_object(&json, "setup");
 	for (size_t i = 0; i < m->n; i++) {
 		const pg_backup_item *it = &m->items[i];
 		if (it->kind != PG_BACKUP_SETUP)
 			continue;
-		pg_json_key(&json, it->name);
-		pg_json_begin_object(&json);
+		pg_json_key_begin_object(&json, it->name);
 		pg_json_key_text(&json, "state", it->state ? it->state : "");
 		pg_json_key_bool(&json, "proxy", it->proxy);
 		if (restore)
@@ -113,8 +109,7 @@ print_json(const pg_backup_manifest *m, const char *file, bool restore)
 		pg_json_end_object(&json);
 	}
 	pg_json_end_object(&json);
-	pg_json_key(&json, "notes");
-	pg_json_begin_array(&json);
+	pg_json_key_begin_array(&json, "notes");
 	for (p = pg_buf_text(&m->notes); pg_next_line(&p, &line, &n);)
 		pg_json_bytes(&json, line, n);
 	pg_json_end_array(&json);

@@ -127,8 +127,7 @@ print_json(pg_keytoken *kt, const import_args *a, const pg_report *r)
 
 	pg_store_json_begin(&j, kt);
 	pg_json_key_string(&j, "file", a->file);
-	pg_json_key(&j, "created");
-	pg_json_begin_array(&j);
+	pg_json_key_begin_array(&j, "created");
 	for (size_t i = 0; i < r->n; i++) {
 		for (size_t k = 0; k < PG_N_ELEMENTS(made); k++) {
 			if (strcmp(r->items[i].what, made[k]) != 0)

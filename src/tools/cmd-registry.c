@@ -176,8 +176,7 @@ print_token_json(pg_json *json, const pg_token *t)
 	snprintf(version, sizeof(version), "%u.%u", t->token.firmwareVersion.major,
 	         t->token.firmwareVersion.minor);
 	pg_json_key_string(json, "firmware-version", version);
-	pg_json_key(json, "flags");
-	pg_json_begin_array(json);
+	pg_json_key_begin_array(json, "flags");
 	for (size_t i = 0; i < PG_N_ELEMENTS(token_flags); i++) {
 		if (t->token.flags & token_flags[i].flag)
 			pg_json_string(json, token_flags[i].name);
@@ -248,8 +247,7 @@ print_module(const pg_token_modules *modules, p11glue_module *mod, pg_json *json
 		pg_json_key(json, "library-manufacturer");
 		pg_json_padded(json, info.manufacturerID, sizeof(info.manufacturerID));
 		pg_json_key_string(json, "library-version", version);
-		pg_json_key(json, "tokens");
-		pg_json_begin_array(json);
+		pg_json_key_begin_array(json, "tokens");
 	} else {
 		printf("    library-description: %.*s\n", PADDED(info.libraryDescription));
 		printf("    library-manufacturer: %.*s\n", PADDED(info.manufacturerID));
@@ -362,8 +360,7 @@ print_mechanism(pg_json *json, CK_MECHANISM_TYPE type, const CK_MECHANISM_INFO *
 		pg_json_key_string(json, "mechanism", name ? name : hex);
 		pg_json_key_ulong(json, "min-key-size", info->ulMinKeySize);
 		pg_json_key_ulong(json, "max-key-size", info->ulMaxKeySize);
-		pg_json_key(json, "flags");
-		pg_json_begin_array(json);
+		pg_json_key_begin_array(json, "flags");
 	} else {
 		printf("    %s (%s): key size %lu-%lu,", name ? name : hex, hex,
 		       info->ulMinKeySize, info->ulMaxKeySize);
@@ -397,8 +394,7 @@ list_token_mechanisms(const pg_token *t, void *data)
 		pg_json_begin_object(json);
 		pg_json_key(json, "token");
 		pg_json_padded(json, t->token.label, sizeof(t->token.label));
-		pg_json_key(json, "mechanisms");
-		pg_json_begin_array(json);
+		pg_json_key_begin_array(json, "mechanisms");
 	} else {
 		printf("token: %.*s\n", PADDED(t->token.label));
 	}
@@ -460,8 +456,7 @@ print_conf(const pg_conf *conf, pg_json *json)
 		pg_json_key_string(json, "user-config", conf->user_config);
 		pg_json_key(json, "global");
 		print_map(json, &conf->global);
-		pg_json_key(json, "modules");
-		pg_json_begin_object(json);
+		pg_json_key_begin_object(json, "modules");
 	} else {
 		printf("global (user-config: %s):\n", conf->user_config);
 		print_map(NULL, &conf->global);
@@ -469,8 +464,7 @@ print_conf(const pg_conf *conf, pg_json *json)
 	for (size_t i = 0; i < conf->n_modules; i++) {
 		const pg_conf_module *m = &conf->modules[i];
 		if (json) {
-			pg_json_key(json, m->name);
-			pg_json_begin_object(json);
+			pg_json_key_begin_object(json, m->name);
 			pg_json_key_string(json, "file", m->file);
 			if (m->error)
 				pg_json_key_string(json, "error", m->error);

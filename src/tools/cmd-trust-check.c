@@ -79,8 +79,7 @@ json_item_head(pg_json *j, const pg_check_item *it)
 static void
 json_findings(pg_json *j, const pg_check *ck, const char *key, bool na)
 {
-	pg_json_key(j, key);
-	pg_json_begin_array(j);
+	pg_json_key_begin_array(j, key);
 	for (size_t i = 0; i < ck->n_items; i++)
 		for (size_t n = 0; n < ck->n_consumers; n++) {
 			const pg_check_item *it = &ck->items[i];
@@ -111,13 +110,11 @@ report_json(const pg_check *ck, bool verbose)
 	pg_json_key_ulong(&j, "distrusted", ck->n_distrusted);
 	pg_json_key_ulong(&j, "revoked", ck->n_revoked);
 	pg_json_key_bool(&j, "agree", ck->n_disagree == 0);
-	pg_json_key(&j, "consumers");
-	pg_json_begin_array(&j);
+	pg_json_key_begin_array(&j, "consumers");
 	for (size_t n = 0; n < ck->n_consumers; n++)
 		pg_json_string(&j, ck->consumers[n]->name);
 	pg_json_end_array(&j);
-	pg_json_key(&j, "notes");
-	pg_json_begin_array(&j);
+	pg_json_key_begin_array(&j, "notes");
 	for (size_t n = 0; n < ck->n_consumers; n++)
 		if (ck->consumers[n]->note) {
 			char line[1200];
@@ -129,15 +126,13 @@ report_json(const pg_check *ck, bool verbose)
 	json_findings(&j, ck, "disagreements", false);
 	json_findings(&j, ck, "cannot_express", true);
 	if (verbose) {
-		pg_json_key(&j, "results");
-		pg_json_begin_array(&j);
+		pg_json_key_begin_array(&j, "results");
 		for (size_t i = 0; i < ck->n_items; i++) {
 			const pg_check_item *it = &ck->items[i];
 			pg_json_begin_object(&j);
 			json_item_head(&j, it);
 			for (size_t n = 0; n < ck->n_consumers; n++) {
-				pg_json_key(&j, ck->consumers[n]->name);
-				pg_json_begin_object(&j);
+				pg_json_key_begin_object(&j, ck->consumers[n]->name);
 				pg_json_key_string(&j, "decision", pg_check_decision_names[it->decision[n]]);
 				pg_json_key_string(&j, "reason", it->why[n]);
 				pg_json_end_object(&j);

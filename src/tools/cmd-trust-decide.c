@@ -80,8 +80,7 @@ report(const char *operation, const pg_decide_report *r, int rv, bool json, bool
 	pg_json_key_bool(&j, "ok", rv == PG_EXIT_OK);
 	pg_json_key_string(&j, "level", r->level ? r->level : "");
 	pg_json_key_text(&j, "location", r->location);
-	pg_json_key(&j, "results");
-	pg_json_begin_array(&j);
+	pg_json_key_begin_array(&j, "results");
 	for (size_t i = 0; i < r->n_items; i++) {
 		const pg_decide_item *it = &r->items[i];
 		pg_json_begin_object(&j);

@@ -66,6 +66,20 @@ void pg_json_begin_array(pg_json *json) { open_container(json, '['); }
 void pg_json_end_array(pg_json *json) { close_container(json, ']'); }
 
 void
+pg_json_key_begin_object(pg_json *json, const char *key)
+{
+	pg_json_key(json, key);
+	open_container(json, '{');
+}
+
+void
+pg_json_key_begin_array(pg_json *json, const char *key)
+{
+	pg_json_key(json, key);
+	open_container(json, '[');
+}
+
+void
 pg_json_key(pg_json *json, const char *key)
 {
 	before(json);

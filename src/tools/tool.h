@@ -117,6 +117,9 @@ void pg_json_end_object(pg_json *json);
 void pg_json_begin_array(pg_json *json);
 void pg_json_end_array(pg_json *json);
 void pg_json_key(pg_json *json, const char *key);
+/* pg_json_key, then the object or array that is its value begins. */
+void pg_json_key_begin_object(pg_json *json, const char *key);
+void pg_json_key_begin_array(pg_json *json, const char *key);
 /* A string whose bytes that are not printable ASCII, and '%', appear as
  * %XX (the convention for PKCS#11 values, which are bytes). */
 void pg_json_string(pg_json *json, const char *value);
