@@ -95,7 +95,7 @@ take_key(pg_signer *sg, CK_OBJECT_HANDLE key)
  * private key. rw: a read-write session (to store a certificate).
  */
 int
-pg_signer_open(pg_signer *sg, const pg_store_opts *opts, const p11glue_uri *uri, bool rw)
+pg_signer_open(pg_signer *sg, pg_store_opts *opts, const p11glue_uri *uri, bool rw)
 {
 	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
 	CK_ATTRIBUTE want = { CKA_CLASS, &cls, sizeof(cls) };

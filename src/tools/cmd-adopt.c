@@ -243,8 +243,7 @@ print_json(const pg_adopt_result *r, bool dry)
 int
 pg_cmd_adopt(int argc, char **argv)
 {
-	pg_pins pins = { 0 };
-	pg_store_opts store = { .pins = &pins };
+	pg_store_opts store = { 0 };
 	pg_adopt_options opts = { 0 };
 	pg_adopt_result result = { 0 };
 	p11glue_uri *uri = NULL;
@@ -253,7 +252,7 @@ pg_cmd_adopt(int argc, char **argv)
 	const pg_opt table[] = {
 		{ "dry-run", 0, PG_OPT_FLAG, &opts.dry_run, 0 },
 		{ "passphrase-source", 0, PG_OPT_TEXT, &opts.pass_source, 0 },
-		PG_PIN_OPTION(&pins),
+		PG_PIN_OPTION(&store.pins),
 		{ "json", 0, PG_OPT_FLAG, &json, 0 },
 		PG_STORE_OPTIONS(&store),
 	};
@@ -280,7 +279,7 @@ pg_cmd_adopt(int argc, char **argv)
 			status = PG_EXIT_FAIL;
 	}
 	pg_adopt_result_clear(&result);
-	pg_pins_clear(&pins);
+	pg_pins_clear(&store.pins);
 	p11glue_uri_free(uri);
 	return status;
 }

@@ -191,8 +191,7 @@ parse_file(const import_args *a, pg_import *imp)
 int
 pg_cmd_import(int argc, char **argv)
 {
-	pg_pins pins = { 0 };
-	pg_store_opts opts = { .pins = &pins };
+	pg_store_opts opts = { 0 };
 	import_args a = { 0 };
 	const char *id_text = NULL;
 	unsigned char *id = NULL;
@@ -203,7 +202,7 @@ pg_cmd_import(int argc, char **argv)
 		{ "label", 0, PG_OPT_TEXT, &a.label, 0 },
 		{ "id", 0, PG_OPT_TEXT, &id_text, 0 },
 		{ "passphrase-source", 0, PG_OPT_TEXT, &a.pass_source, 0 },
-		PG_PIN_OPTION(&pins),
+		PG_PIN_OPTION(&opts.pins),
 		{ "json", 0, PG_OPT_FLAG, &a.json, 0 },
 		PG_STORE_OPTIONS(&opts),
 	};
@@ -232,7 +231,7 @@ pg_cmd_import(int argc, char **argv)
 		pg_keytoken_clear(&kt);
 	}
 	pg_import_clear(&imp);
-	pg_pins_clear(&pins);
+	pg_pins_clear(&opts.pins);
 	p11glue_uri_free(uri);
 	free(id);
 	return status;

@@ -157,8 +157,7 @@ do_init_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label, bool f
 int
 pg_cmd_init_token(int argc, char **argv)
 {
-	pg_pins pins = { 0 };
-	pg_store_opts opts = { .pins = &pins };
+	pg_store_opts opts = { 0 };
 	pg_keytoken kt;
 	const char *label = NULL;
 	char *from_uri = NULL;
@@ -167,7 +166,7 @@ pg_cmd_init_token(int argc, char **argv)
 	size_t len;
 	const pg_opt table[] = {
 		{ "label", 0, PG_OPT_TEXT, &label, 0 },
-		PG_SO_PIN_OPTION(&pins),
+		PG_SO_PIN_OPTION(&opts.pins),
 		{ "force", 0, PG_OPT_FLAG, &force, 0 },
 		{ "json", 0, PG_OPT_FLAG, &json, 0 },
 	};
@@ -195,7 +194,7 @@ pg_cmd_init_token(int argc, char **argv)
 	if (status == PG_EXIT_OK)
 		status = do_init_token(&kt, uri, label, force, json);
 	pg_keytoken_clear(&kt);
-	pg_pins_clear(&pins);
+	pg_pins_clear(&opts.pins);
 	p11glue_uri_free(uri);
 	free(from_uri);
 	return status;
@@ -329,20 +328,19 @@ do_set_pin(pg_keytoken *kt, const p11glue_uri *uri, bool so, const char *new_sou
 static int
 pin_command(int argc, char **argv, bool set)
 {
-	pg_pins pins = { 0 };
-	pg_store_opts opts = { .pins = &pins };
+	pg_store_opts opts = { 0 };
 	const char *new_source = NULL;
 	p11glue_uri *uri = NULL;
 	pg_keytoken kt;
 	bool so = false, json = false;
 	const pg_opt init_table[] = {
-		PG_SO_PIN_OPTION(&pins),
+		PG_SO_PIN_OPTION(&opts.pins),
 		{ "new-pin-source", 0, PG_OPT_TEXT, &new_source, 0 },
 		{ "json", 0, PG_OPT_FLAG, &json, 0 },
 	};
 	const pg_opt set_table[] = {
-		PG_PIN_OPTION(&pins),
-		PG_SO_PIN_OPTION(&pins),
+		PG_PIN_OPTION(&opts.pins),
+		PG_SO_PIN_OPTION(&opts.pins),
 		{ "new-pin-source", 0, PG_OPT_TEXT, &new_source, 0 },
 		{ "so", 0, PG_OPT_FLAG, &so, 0 },
 		{ "json", 0, PG_OPT_FLAG, &json, 0 },
@@ -359,7 +357,7 @@ pin_command(int argc, char **argv, bool set)
 			             : do_init_pin(&kt, uri, new_source, json);
 		pg_keytoken_clear(&kt);
 	}
-	pg_pins_clear(&pins);
+	pg_pins_clear(&opts.pins);
 	p11glue_uri_free(uri);
 	return status;
 }
