@@ -363,3 +363,21 @@ pg_next_line(const char **text, const char **line, size_t *len)
 	*text = p + *len + (p[*len] == '\n');
 	return true;
 }
+
+bool
+pg_detach(void)
+{
+	int null;
+
+	setsid();
+	if (chdir("/") != 0)
+		return false;
+	null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+			dup2(null, fd);
+		if (null > STDERR_FILENO)
+			close(null);
+	}
+	return true;
+}

@@ -211,4 +211,12 @@ void pg_remove_tree(const char *path);
  */
 char *pg_build_tree_file(const char *rel);
 
+/*
+ * Detaches a forked server from the caller's session and terminal: a
+ * new session (setsid), "/" as the working directory, standard input,
+ * output and error on /dev/null. False when the directory cannot be
+ * changed.
+ */
+bool pg_detach(void);
+
 #endif /* PG_COMMON_H */
