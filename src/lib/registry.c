@@ -45,7 +45,7 @@ struct p11glue_module {
 
 struct p11glue_registry {
 	p11glue_module **modules;
-	size_t n;
+	size_t n, cap;
 	pg_buf messages;
 	unsigned flags;
 };
@@ -275,13 +275,10 @@ compare_modules(const void *a, const void *b)
 static bool
 registry_add(p11glue_registry *reg, p11glue_module *mod)
 {
-	p11glue_module **grown = realloc(reg->modules, (reg->n + 1) * sizeof(*grown));
-
-	if (grown == NULL) {
+	if (!pg_array_grow(&reg->modules, &reg->cap, reg->n, sizeof(*reg->modules), 8)) {
 		module_free(mod);
 		return false;
 	}
-	reg->modules = grown;
 	reg->modules[reg->n++] = mod;
 	return true;
 }
