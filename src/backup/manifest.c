@@ -1,7 +1,6 @@
 /*
  * What a backup holds or a restore did (backup.h).
  */
-#define _GNU_SOURCE /* vasprintf */
 #include "config.h"
 
 #include "backup.h"
@@ -50,11 +49,10 @@ void
 pg_backup_note(pg_backup_manifest *m, const char *fmt, ...)
 {
 	va_list ap;
-	char *line = NULL;
+	char *line;
 
 	va_start(ap, fmt);
-	if (vasprintf(&line, fmt, ap) < 0)
-		line = NULL;
+	line = pg_strdup_vprintf(fmt, ap);
 	va_end(ap);
 	if (line == NULL)
 		return;

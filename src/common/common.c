@@ -82,6 +82,20 @@ pg_free_secret(void *p, size_t len)
 	free(p);
 }
 
+bool
+pg_is_name(const char *s, size_t len, const char *punct)
+{
+	if (len == 0)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      (c != 0 && strchr(punct, c) != NULL)))
+			return false;
+	}
+	return true;
+}
+
 int
 pg_hex_value(unsigned char c)
 {
@@ -182,24 +196,42 @@ pg_buf_add_str(pg_buf *buf, const char *str)
 }
 
 void
-pg_buf_printf(pg_buf *buf, const char *fmt, ...)
+pg_buf_vprintf(pg_buf *buf, const char *fmt, va_list ap)
 {
-	va_list ap;
+	va_list again;
 	int n;
 
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
+	va_copy(again, ap);
+	n = vsnprintf(NULL, 0, fmt, again);
+	va_end(again);
 	if (n < 0) {
 		buf->failed = true;
 		return;
 	}
 	if (!buf_reserve(buf, (size_t)n))
 		return;
-	va_start(ap, fmt);
 	vsnprintf((char *)buf->data + buf->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
 	buf->len += (size_t)n;
+}
+
+void
+pg_buf_printf(pg_buf *buf, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	pg_buf_vprintf(buf, fmt, ap);
+	va_end(ap);
+}
+
+char *
+pg_strdup_vprintf(const char *fmt, va_list ap)
+{
+	pg_buf b;
+
+	pg_buf_init(&b);
+	pg_buf_vprintf(&b, fmt, ap);
+	return pg_buf_steal(&b, NULL);
 }
 
 char *
@@ -329,5 +361,23 @@ pg_next_line(const char **text, const char **line, size_t *len)
 	*line = p;
 	*len = strcspn(p, "\n");
 	*text = p + *len + (p[*len] == '\n');
+	return true;
+}
+
+bool
+pg_detach(void)
+{
+	int null;
+
+	setsid();
+	if (chdir("/") != 0)
+		return false;
+	null = open("/dev/null", O_RDWR);
+	if (null >= 0) {
+		for (int fd = STDIN_FILENO; fd <= STDERR_FILENO; fd++)
+			dup2(null, fd);
+		if (null > STDERR_FILENO)
+			close(null);
+	}
 	return true;
 }

@@ -6,6 +6,7 @@
 #ifndef PG_COMMON_H
 #define PG_COMMON_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -81,6 +82,7 @@ void pg_buf_add(pg_buf *buf, const void *data, size_t len);
 void pg_buf_add_byte(pg_buf *buf, unsigned char byte);
 void pg_buf_add_str(pg_buf *buf, const char *str);
 void pg_buf_printf(pg_buf *buf, const char *fmt, ...) PG_PRINTF(2, 3);
+void pg_buf_vprintf(pg_buf *buf, const char *fmt, va_list ap) PG_PRINTF(2, 0);
 /*
  * Hands the contents to the caller (free with free()) and empties buf.
  * Returns NULL if any add failed (the contents are then wiped).
@@ -96,6 +98,10 @@ char *pg_buf_steal(pg_buf *buf, size_t *len);
  */
 bool pg_array_grow(void *items, size_t *cap, size_t n, size_t size, size_t first) PG_MUST_CHECK;
 
+/* The text fmt formats to, in a new string (free()); NULL when out of
+ * memory or for an encoding error. */
+char *pg_strdup_vprintf(const char *fmt, va_list ap) PG_PRINTF(1, 0);
+
 /* A buffer's text, "" when nothing was added. */
 static inline const char *
 pg_buf_text(const pg_buf *buf)
@@ -108,6 +114,10 @@ pg_buf_text(const pg_buf *buf)
  * (without its newline) and *text moves past it; false at the end.
  */
 bool pg_next_line(const char **text, const char **line, size_t *len);
+
+/* Whether the len bytes at s are a name: at least one, each an ASCII
+ * letter or digit or one of the characters of punct. */
+bool pg_is_name(const char *s, size_t len, const char *punct);
 
 /* The value of a hex digit (either case), or -1. */
 int pg_hex_value(unsigned char c);
@@ -200,5 +210,13 @@ void pg_remove_tree(const char *path);
  * installed program). Linux: /proc/self/exe. free().
  */
 char *pg_build_tree_file(const char *rel);
+
+/*
+ * Detaches a forked server from the caller's session and terminal: a
+ * new session (setsid), "/" as the working directory, standard input,
+ * output and error on /dev/null. False when the directory cannot be
+ * changed.
+ */
+bool pg_detach(void);
 
 #endif /* PG_COMMON_H */

@@ -24,23 +24,6 @@
  * Items
  */
 
-static char *
-vformat(const char *fmt, va_list ap) PG_PRINTF(1, 0);
-
-static char *
-vformat(const char *fmt, va_list ap)
-{
-	pg_buf b;
-
-	pg_buf_init(&b);
-	if (fmt != NULL) {
-		char text[1024];
-		vsnprintf(text, sizeof(text), fmt, ap);
-		pg_buf_add_str(&b, text);
-	}
-	return fmt != NULL ? pg_buf_steal(&b, NULL) : NULL;
-}
-
 pg_adopt_item *
 pg_adopt_add(pg_adopt *a, const char *source, const char *from, const char *what_fmt, ...)
 {
@@ -57,7 +40,7 @@ pg_adopt_add(pg_adopt *a, const char *source, const char *from, const char *what
 	it->source = source;
 	it->from = strdup(from);
 	va_start(ap, what_fmt);
-	it->what = vformat(what_fmt, ap);
+	it->what = what_fmt ? pg_strdup_vprintf(what_fmt, ap) : NULL;
 	va_end(ap);
 	if (it->from == NULL || it->what == NULL) {
 		free(it->from);
@@ -87,7 +70,7 @@ pg_adopt_set(pg_adopt *a, pg_adopt_item *it, pg_adopt_state st, const char *fmt,
 		return;
 	/* Formatted first: the arguments may be the old text. */
 	va_start(ap, fmt);
-	why = vformat(fmt, ap);
+	why = pg_strdup_vprintf(fmt, ap);
 	va_end(ap);
 	free(it->why);
 	it->why = why;
@@ -100,7 +83,7 @@ pg_adopt_remove(pg_adopt_item *it, const char *fmt, ...)
 	char *text;
 
 	va_start(ap, fmt);
-	text = vformat(fmt, ap);
+	text = fmt ? pg_strdup_vprintf(fmt, ap) : NULL;
 	va_end(ap);
 	free(it->remove);
 	it->remove = text;
@@ -317,18 +300,6 @@ refused(pg_adopt *a, EVP_PKEY *key, char *why, size_t size)
 	return true;
 }
 
-/* The certificate of imp that belongs to its key, or NULL. */
-static X509 *
-leaf_of(pg_import *imp)
-{
-	for (int i = 0; imp->key && imp->certs && i < sk_X509_num(imp->certs); i++) {
-		X509 *cert = sk_X509_value(imp->certs, i);
-		if (EVP_PKEY_eq(X509_get0_pubkey(cert), imp->key) == 1)
-			return cert;
-	}
-	return NULL;
-}
-
 /* What the token now holds, after writing key (and cert). */
 static void
 remember(pg_adopt *a, EVP_PKEY *key, X509 *cert)
@@ -371,13 +342,8 @@ static void
 write_leaf(pg_adopt *a, pg_adopt_item *it, const pg_adopt_key *k, X509 *leaf, const char *label)
 {
 	CK_OBJECT_HANDLE obj;
-	pg_tmpl t;
-	CK_RV rv;
+	CK_RV rv = pg_cert_create_leaf(&a->kt, leaf, label, k->id, k->id_len, &obj);
 
-	pg_tmpl_init(&t);
-	pg_cert_template(&t, leaf, label, k->id, k->id_len, true);
-	rv = t.failed ? CKR_HOST_MEMORY : a->kt.f->C_CreateObject(a->kt.session, t.items, t.n, &obj);
-	pg_tmpl_clear(&t);
 	if (rv != CKR_OK) {
 		pg_adopt_set(a, it, PG_ADOPT_FAILED, "storing its certificate: %s", pg_token_ckr(rv));
 		return;
@@ -392,7 +358,7 @@ void
 pg_adopt_write(pg_adopt *a, pg_adopt_item *it, pg_import *imp, const char *file,
                const char *label)
 {
-	X509 *leaf = leaf_of(imp);
+	X509 *leaf = pg_import_leaf(imp);
 	const pg_adopt_key *k = imp->key ? pg_adopt_find_key(a, imp->key) : NULL;
 	char *base = strrchr(file, '/') ? strdup(strrchr(file, '/') + 1) : strdup(file);
 	char *name = NULL, why[200];

@@ -57,7 +57,7 @@ home_dir(const pg_adopt_options *opts)
 /* The token: selected, a session (read-write unless dry), logged in
  * (unless dry). */
 static int
-open_token(pg_adopt *a, const pg_store_opts *store, const p11glue_uri *uri)
+open_token(pg_adopt *a, pg_store_opts *store, const p11glue_uri *uri)
 {
 	bool dry = a->opts->dry_run;
 	int status = pg_keytoken_load(&a->kt, store, uri);
@@ -75,7 +75,7 @@ open_token(pg_adopt *a, const pg_store_opts *store, const p11glue_uri *uri)
 }
 
 int
-pg_adopt_run(const pg_store_opts *store, const p11glue_uri *uri, const pg_adopt_options *opts,
+pg_adopt_run(pg_store_opts *store, const p11glue_uri *uri, const pg_adopt_options *opts,
              pg_adopt_result *result)
 {
 	pg_adopt a;

@@ -92,7 +92,7 @@ size_t pg_adopt_count(const pg_adopt_result *r, pg_adopt_state st, bool trust);
  * PIN) is printed. Returns an exit code: PG_EXIT_FAIL also when an item
  * failed.
  */
-int pg_adopt_run(const pg_store_opts *store, const p11glue_uri *uri, const pg_adopt_options *opts,
+int pg_adopt_run(pg_store_opts *store, const p11glue_uri *uri, const pg_adopt_options *opts,
                  pg_adopt_result *result);
 
 #endif /* PG_ADOPT_H */

@@ -28,8 +28,6 @@
 #include "be-reader.h"
 
 #include <openssl/bn.h>
-#include <openssl/core_names.h>
-#include <openssl/param_build.h>
 
 #include <stdlib.h>
 #include <string.h>
@@ -177,39 +175,14 @@ read_rsa(pg_be_reader *r)
 {
 	BIGNUM *n = get_mpint(r), *e = get_mpint(r), *d = get_mpint(r);
 	BIGNUM *iqmp = get_mpint(r), *p = get_mpint(r), *q = get_mpint(r);
-	BIGNUM *dp = BN_secure_new(), *dq = BN_secure_new(), *t = BN_secure_new();
-	BN_CTX *bn = BN_CTX_secure_new();
-	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
-	EVP_PKEY *key = NULL;
+	EVP_PKEY *key = r->failed ? NULL : pg_key_rsa_private(n, e, d, p, q, iqmp);
 
-	if (r->failed || n == NULL || e == NULL || d == NULL || iqmp == NULL || p == NULL ||
-	    q == NULL || dp == NULL || dq == NULL || t == NULL || bn == NULL || bld == NULL ||
-	    BN_is_zero(p) || BN_is_zero(q) || BN_is_one(p) || BN_is_one(q))
-		goto out;
-	if (!BN_sub(t, p, BN_value_one()) || !BN_mod(dp, d, t, bn) ||
-	    !BN_sub(t, q, BN_value_one()) || !BN_mod(dq, d, t, bn))
-		goto out;
-	if (OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_D, d) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR1, p) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR2, q) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT1, dp) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT2, dq) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_COEFFICIENT1, iqmp))
-		key = pg_key_from_params("RSA", EVP_PKEY_KEYPAIR, bld);
-out:
-	OSSL_PARAM_BLD_free(bld);
-	BN_CTX_free(bn);
 	BN_free(n);
 	BN_free(e);
 	BN_clear_free(d);
 	BN_clear_free(iqmp);
 	BN_clear_free(p);
 	BN_clear_free(q);
-	BN_clear_free(dp);
-	BN_clear_free(dq);
-	BN_clear_free(t);
 	return key;
 }
 
@@ -231,15 +204,10 @@ read_ecdsa(pg_be_reader *r, const char *group, const char *curve)
 	const uint8_t *name = get_string(r, &name_len);
 	const uint8_t *q = get_string(r, &q_len);
 	BIGNUM *d = get_mpint(r);
-	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
 	EVP_PKEY *key = NULL;
 
-	if (!r->failed && d != NULL && bld != NULL && is(name, name_len, curve) && q_len > 0 && q_len <= 133 &&
-	    OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, group, 0) &&
-	    OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, q, q_len) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_PRIV_KEY, d))
-		key = pg_key_from_params("EC", EVP_PKEY_KEYPAIR, bld);
-	OSSL_PARAM_BLD_free(bld);
+	if (!r->failed && d != NULL && is(name, name_len, curve) && q_len > 0 && q_len <= 133)
+		key = pg_key_ec(group, q, q_len, d);
 	BN_clear_free(d);
 	return key;
 }

@@ -156,12 +156,18 @@ typedef struct {
 	char *cert_name;             /* friendlyName of the first certificate */
 } walk;
 
-/* Without a MAC, the passphrase is asked for at the first encrypted part. */
-static void
-need_pass(walk *w)
+/*
+ * Before a part encrypted with alg is decrypted: its cost checked, and
+ * without a MAC the passphrase asked for (at the first encrypted part).
+ */
+static pg_import_result
+before_decrypt(walk *w, const X509_ALGOR *alg)
 {
-	if (!w->has_mac && w->pass == NULL)
+	pg_import_result rv = pg_import_check_pbe(w->imp, w->opts, alg);
+
+	if (rv == PG_IMPORT_OK && !w->has_mac && w->pass == NULL)
 		w->pass = pg_import_pass_text(w->imp, w->opts, &w->pass_len);
+	return rv;
 }
 
 static pg_import_result
@@ -222,10 +228,9 @@ key_bag(walk *w, PKCS12_SAFEBAG *bag, bool shrouded)
 
 	if (shrouded) {
 		X509_SIG_get0(PKCS12_SAFEBAG_get0_pkcs8(bag), &alg, NULL);
-		rv = pg_import_check_pbe(w->imp, w->opts, alg);
+		rv = before_decrypt(w, alg);
 		if (rv != PG_IMPORT_OK)
 			return rv;
-		need_pass(w);
 		WITH_LEGACY(p8, PKCS12_decrypt_skey(bag, w->pass, w->pass_len));
 		if (p8 == NULL)
 			return decrypt_failed(w, "private key");
@@ -298,10 +303,9 @@ safe(walk *w, PKCS7 *p7)
 	case NID_pkcs7_encrypted:
 		if (p7->d.encrypted == NULL || p7->d.encrypted->enc_data == NULL)
 			return pg_import_fail(w->imp, PG_IMPORT_ERR_FORMAT, "damaged PKCS#12 safe");
-		rv = pg_import_check_pbe(w->imp, w->opts, p7->d.encrypted->enc_data->algorithm);
+		rv = before_decrypt(w, p7->d.encrypted->enc_data->algorithm);
 		if (rv != PG_IMPORT_OK)
 			return rv;
-		need_pass(w);
 		WITH_LEGACY(list, PKCS12_unpack_p7encdata(p7, w->pass, w->pass_len));
 		if (list == NULL)
 			return decrypt_failed(w, "certificates");

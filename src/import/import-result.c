@@ -44,6 +44,17 @@ pg_import_fail(pg_import *imp, pg_import_result result, const char *fmt, ...)
 	return result;
 }
 
+X509 *
+pg_import_leaf(const pg_import *imp)
+{
+	for (int i = 0; imp->key && imp->certs && i < sk_X509_num(imp->certs); i++) {
+		X509 *cert = sk_X509_value(imp->certs, i);
+		if (EVP_PKEY_eq(X509_get0_pubkey(cert), imp->key) == 1)
+			return cert;
+	}
+	return NULL;
+}
+
 const p11glue_pin *
 pg_import_passphrase(pg_import *imp, const pg_import_options *opts)
 {

@@ -202,24 +202,12 @@ write_key(writer *w, EVP_PKEY *key, const char *label, const unsigned char *id, 
 	return true;
 }
 
-/* The certificate of the key, or NULL. */
-static X509 *
-leaf_of(pg_import *imp)
-{
-	for (int i = 0; imp->key && imp->certs && i < sk_X509_num(imp->certs); i++) {
-		X509 *cert = sk_X509_value(imp->certs, i);
-		if (EVP_PKEY_eq(X509_get0_pubkey(cert), imp->key) == 1)
-			return cert;
-	}
-	return NULL;
-}
-
 int
 pg_import_write(pg_keytoken *kt, struct pg_import *imp, const char *file, const char *given_label,
                 const unsigned char *given_id, size_t given_id_len, pg_report *report)
 {
 	writer w = { .kt = kt, .report = report, .status = PG_EXIT_OK };
-	X509 *leaf = leaf_of(imp);
+	X509 *leaf = pg_import_leaf(imp);
 	unsigned char key_id[20], cert_id[20];
 	char *label = NULL;
 	const unsigned char *id = given_id;

@@ -106,6 +106,10 @@ pg_import_result pg_import_check_pbe(pg_import *imp, const pg_import_options *op
 pg_import_result pg_import_take_key(pg_import *imp, EVP_PKEY *key, const char *what) PG_MUST_CHECK;
 pg_import_result pg_import_take_cert(pg_import *imp, X509 *cert) PG_MUST_CHECK;
 
+/* The certificate of imp that belongs to its key (lent from imp), or
+ * NULL. */
+X509 *pg_import_leaf(const pg_import *imp);
+
 /* The passphrase, asked for on first use; NULL when none. */
 const p11glue_pin *pg_import_passphrase(pg_import *imp, const pg_import_options *opts);
 

@@ -331,14 +331,10 @@ pg_key_from_params(const char *type, int selection, OSSL_PARAM_BLD *bld)
 	return key;
 }
 
-static EVP_PKEY *
-rsa_public(pg_keytoken *kt, CK_OBJECT_HANDLE obj)
+EVP_PKEY *
+pg_key_rsa_public(const unsigned char *n, size_t n_len, const unsigned char *e, size_t e_len)
 {
-	size_t n_len, e_len;
-	unsigned char *n = pg_keytoken_get(kt, obj, CKA_MODULUS, &n_len);
-	unsigned char *e = pg_keytoken_get(kt, obj, CKA_PUBLIC_EXPONENT, &e_len);
-	BIGNUM *bn = n ? BN_bin2bn(n, (int)n_len, NULL) : NULL;
-	BIGNUM *be = e ? BN_bin2bn(e, (int)e_len, NULL) : NULL;
+	BIGNUM *bn = BN_bin2bn(n, (int)n_len, NULL), *be = BN_bin2bn(e, (int)e_len, NULL);
 	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
 	EVP_PKEY *key = NULL;
 
@@ -349,6 +345,69 @@ rsa_public(pg_keytoken *kt, CK_OBJECT_HANDLE obj)
 	OSSL_PARAM_BLD_free(bld);
 	BN_free(bn);
 	BN_free(be);
+	return key;
+}
+
+EVP_PKEY *
+pg_key_rsa_private(const BIGNUM *n, const BIGNUM *e, const BIGNUM *d, const BIGNUM *p,
+                   const BIGNUM *q, const BIGNUM *qinv)
+{
+	BIGNUM *dp = BN_secure_new(), *dq = BN_secure_new(), *t = BN_secure_new();
+	BIGNUM *inv = qinv == NULL ? BN_secure_new() : NULL;
+	BN_CTX *bn = BN_CTX_secure_new();
+	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+	EVP_PKEY *key = NULL;
+
+	if (n == NULL || e == NULL || d == NULL || p == NULL || q == NULL || dp == NULL ||
+	    dq == NULL || t == NULL || (qinv == NULL && inv == NULL) || bn == NULL ||
+	    bld == NULL || BN_is_zero(p) || BN_is_zero(q) || BN_is_one(p) || BN_is_one(q))
+		goto out;
+	if (!BN_sub(t, p, BN_value_one()) || !BN_mod(dp, d, t, bn) ||
+	    !BN_sub(t, q, BN_value_one()) || !BN_mod(dq, d, t, bn) ||
+	    (inv != NULL && BN_mod_inverse(inv, q, p, bn) == NULL))
+		goto out;
+	if (OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_D, d) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR1, p) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR2, q) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT1, dp) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT2, dq) &&
+	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_COEFFICIENT1, inv ? inv : qinv))
+		key = pg_key_from_params("RSA", EVP_PKEY_KEYPAIR, bld);
+out:
+	OSSL_PARAM_BLD_free(bld);
+	BN_CTX_free(bn);
+	BN_clear_free(dp);
+	BN_clear_free(dq);
+	BN_clear_free(t);
+	BN_clear_free(inv);
+	return key;
+}
+
+EVP_PKEY *
+pg_key_ec(const char *group, const unsigned char *point, size_t point_len, const BIGNUM *d)
+{
+	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+	EVP_PKEY *key = NULL;
+
+	if (bld != NULL &&
+	    OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, group, 0) &&
+	    OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, point_len) &&
+	    (d == NULL || OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_PRIV_KEY, d)))
+		key = pg_key_from_params("EC", d ? EVP_PKEY_KEYPAIR : EVP_PKEY_PUBLIC_KEY, bld);
+	OSSL_PARAM_BLD_free(bld);
+	return key;
+}
+
+static EVP_PKEY *
+rsa_public(pg_keytoken *kt, CK_OBJECT_HANDLE obj)
+{
+	size_t n_len, e_len;
+	unsigned char *n = pg_keytoken_get(kt, obj, CKA_MODULUS, &n_len);
+	unsigned char *e = pg_keytoken_get(kt, obj, CKA_PUBLIC_EXPONENT, &e_len);
+	EVP_PKEY *key = n && e ? pg_key_rsa_public(n, n_len, e, e_len) : NULL;
+
 	free(n);
 	free(e);
 	return key;
@@ -362,19 +421,14 @@ ec_public(pg_keytoken *kt, CK_OBJECT_HANDLE obj, const char **why)
 	unsigned char *der = pg_keytoken_get(kt, obj, CKA_EC_POINT, &point_len);
 	const char *curve = params ? curve_of_params(params, params_len) : NULL;
 	const unsigned char *point = der ? unwrap_point(der, point_len, &len) : NULL;
-	OSSL_PARAM_BLD *bld = NULL;
 	EVP_PKEY *key = NULL;
 
-	if (curve == NULL || point == NULL) {
+	if (curve == NULL || point == NULL)
 		*why = curve == NULL ? "unknown curve" : "no public point";
-	} else if (strcmp(curve, "ED25519") == 0 || strcmp(curve, "ED448") == 0) {
+	else if (strcmp(curve, "ED25519") == 0 || strcmp(curve, "ED448") == 0)
 		key = EVP_PKEY_new_raw_public_key_ex(NULL, curve, NULL, point, len);
-	} else if ((bld = OSSL_PARAM_BLD_new()) != NULL &&
-	           OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, curve, 0) &&
-	           OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, len)) {
-		key = pg_key_from_params("EC", EVP_PKEY_PUBLIC_KEY, bld);
-	}
-	OSSL_PARAM_BLD_free(bld);
+	else
+		key = pg_key_ec(curve, point, len, NULL);
 	free(params);
 	free(der);
 	return key;
@@ -461,6 +515,20 @@ pg_cert_template(pg_tmpl *t, X509 *cert, const char *label, const unsigned char 
 	ADD_DER(t, CKA_VALUE, i2d_X509, cert);
 	if (X509_get0_pubkey(cert) != NULL)
 		ADD_DER(t, CKA_PUBLIC_KEY_INFO, i2d_PUBKEY, X509_get0_pubkey(cert));
+}
+
+CK_RV
+pg_cert_create_leaf(pg_keytoken *kt, X509 *cert, const char *label, const unsigned char *id,
+                    size_t id_len, CK_OBJECT_HANDLE *obj)
+{
+	pg_tmpl t;
+	CK_RV rv;
+
+	pg_tmpl_init(&t);
+	pg_cert_template(&t, cert, label, id, id_len, true);
+	rv = t.failed ? CKR_HOST_MEMORY : kt->f->C_CreateObject(kt->session, t.items, t.n, obj);
+	pg_tmpl_clear(&t);
+	return rv;
 }
 
 void

@@ -40,6 +40,27 @@ bool pg_key_kind_parse(const char *text, const pg_key_kind **kind, unsigned *bit
  */
 EVP_PKEY *pg_key_from_params(const char *type, int selection, OSSL_PARAM_BLD *bld);
 
+/* An RSA public key from the big-endian modulus and exponent; NULL when
+ * they are not a key. */
+EVP_PKEY *pg_key_rsa_public(const unsigned char *n, size_t n_len, const unsigned char *e,
+                            size_t e_len);
+
+/*
+ * An RSA key pair from n, e, d and the primes p and q, with qinv the CRT
+ * coefficient q^-1 mod p (NULL: computed here); the CRT exponents are
+ * computed here, with secure BIGNUMs wiped on every exit. The arguments
+ * stay the caller's; any may be NULL, which gives NULL. NULL too when
+ * the values are not one RSA key (pg_key_from_params checks the halves).
+ */
+EVP_PKEY *pg_key_rsa_private(const BIGNUM *n, const BIGNUM *e, const BIGNUM *d, const BIGNUM *p,
+                             const BIGNUM *q, const BIGNUM *qinv);
+
+/* An EC key of the named group (OSSL_PKEY_PARAM_GROUP_NAME) from its
+ * encoded public point, with the private value d a key pair (d stays
+ * the caller's; NULL: a public key). NULL when they are not a key. */
+EVP_PKEY *pg_key_ec(const char *group, const unsigned char *point, size_t point_len,
+                    const BIGNUM *d);
+
 /* CKA_EC_PARAMS for a curve (DER of its OID) into t. */
 void pg_tmpl_add_ec_params(pg_tmpl *t, const char *group);
 
@@ -72,6 +93,11 @@ EVP_PKEY *pg_keytoken_public_key(pg_keytoken *kt, CK_OBJECT_HANDLE obj, const ch
  */
 void pg_cert_template(pg_tmpl *t, X509 *cert, const char *label, const unsigned char *id,
                       size_t id_len, bool leaf);
+
+/* Creates the certificate object (pg_cert_template, leaf) of a key on
+ * kt's token, in kt's session; *obj gets its handle. */
+CK_RV pg_cert_create_leaf(pg_keytoken *kt, X509 *cert, const char *label, const unsigned char *id,
+                          size_t id_len, CK_OBJECT_HANDLE *obj);
 
 /*
  * The attributes of the public and private key objects an import makes

@@ -14,7 +14,6 @@
 
 #include <openssl/bn.h>
 #include <openssl/core_names.h>
-#include <openssl/param_build.h>
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -26,22 +25,6 @@ enum { USAGE_NONE = 0, USAGE_AEAD = 253, USAGE_CFB_SHA1 = 254, USAGE_CFB_SUM = 2
 enum { S2K_SIMPLE = 0, S2K_SALTED = 1, S2K_ITERATED = 3, S2K_ARGON2 = 4, S2K_GNU = 101 };
 
 #define MAX_SECRET (16 * 1024)
-
-static pg_pgp_result
-fail(char *why, size_t size, pg_pgp_result rv, const char *fmt, ...) PG_PRINTF(4, 5);
-
-static pg_pgp_result
-fail(char *why, size_t size, pg_pgp_result rv, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (why != NULL && size > 0) {
-		va_start(ap, fmt);
-		vsnprintf(why, size, fmt, ap);
-		va_end(ap);
-	}
-	return rv;
-}
 
 /* ---------------------------------------------------------------------------
  * String-to-key (§3.7)
@@ -88,37 +71,37 @@ read_s2k(pg_be_reader *r, unsigned long max_count, s2k_spec *s, char *why, size_
 	const uint8_t *gnu;
 
 	if (p == NULL)
-		return fail(why, size, PG_PGP_ERR_FORMAT, "a truncated S2K specifier");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "a truncated S2K specifier");
 	s->type = p[0];
 	if (s->type == S2K_GNU) {
 		/* "GNU" and a mode: 1 no secret (gnu-dummy), 2 on a card. */
 		gnu = pg_be_bytes(r, 5);
 		if (gnu != NULL && memcmp(gnu + 1, "GNU", 3) == 0 && (gnu[4] == 1 || gnu[4] == 2))
-			return fail(why, size, PG_PGP_ERR_NO_SECRET, "%s",
-			            gnu[4] == 1 ? "GnuPG holds no secret for this key (gnu-dummy)"
-			                        : "the secret key is on a smart card (divert-to-card)");
-		return fail(why, size, PG_PGP_ERR_UNSUPPORTED, "an unknown GnuPG S2K extension");
+			return pg_pgp_fail(why, size, PG_PGP_ERR_NO_SECRET, "%s",
+			                   gnu[4] == 1 ? "GnuPG holds no secret for this key (gnu-dummy)"
+			                               : "the secret key is on a smart card (divert-to-card)");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_UNSUPPORTED, "an unknown GnuPG S2K extension");
 	}
 	if (s->type == S2K_ARGON2)
-		return fail(why, size, PG_PGP_ERR_UNSUPPORTED, "Argon2 S2K is not supported");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_UNSUPPORTED, "Argon2 S2K is not supported");
 	if (s->type != S2K_SIMPLE && s->type != S2K_SALTED && s->type != S2K_ITERATED)
-		return fail(why, size, PG_PGP_ERR_UNSUPPORTED, "an unknown S2K type (%u)", s->type);
+		return pg_pgp_fail(why, size, PG_PGP_ERR_UNSUPPORTED, "an unknown S2K type (%u)", s->type);
 	p = pg_be_bytes(r, 1);
 	s->md = p ? hash_of(p[0]) : NULL;
 	if (p != NULL && s->md == NULL)
-		return fail(why, size, PG_PGP_ERR_UNSUPPORTED, "an S2K hash that is not supported (%u)",
-		            p[0]);
+		return pg_pgp_fail(why, size, PG_PGP_ERR_UNSUPPORTED,
+		                   "an S2K hash that is not supported (%u)", p[0]);
 	s->salt = s->type != S2K_SIMPLE ? pg_be_bytes(r, 8) : NULL;
 	if (s->type == S2K_ITERATED) {
 		p = pg_be_bytes(r, 1);
 		/* §3.7.1.3: the coded count. */
 		s->count = p ? (16ul + (p[0] & 15)) << ((p[0] >> 4) + 6) : 0;
 		if (s->count > max_count)
-			return fail(why, size, PG_PGP_ERR_UNSUPPORTED,
-			            "an S2K count of %lu exceeds the limit of %lu", s->count, max_count);
+			return pg_pgp_fail(why, size, PG_PGP_ERR_UNSUPPORTED,
+			                   "an S2K count of %lu exceeds the limit of %lu", s->count, max_count);
 	}
 	if (r->failed)
-		return fail(why, size, PG_PGP_ERR_FORMAT, "a truncated S2K specifier");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "a truncated S2K specifier");
 	return PG_PGP_OK;
 }
 
@@ -198,45 +181,19 @@ static EVP_PKEY *
 rsa_private(const pg_pgp_key *key, pg_be_reader *r)
 {
 	BIGNUM *n = NULL, *e = NULL, *d = read_bn(r), *p = read_bn(r), *q = read_bn(r);
-	BIGNUM *u = read_bn(r), *dp = BN_secure_new(), *dq = BN_secure_new();
-	BIGNUM *qinv = BN_secure_new(), *t = BN_secure_new();
-	BN_CTX *bn = BN_CTX_secure_new();
-	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
+	BIGNUM *u = read_bn(r);
 	EVP_PKEY *priv = NULL;
 
-	if (r->failed || r->off != r->len || d == NULL || p == NULL || q == NULL || u == NULL ||
-	    dp == NULL || dq == NULL || qinv == NULL || t == NULL || bn == NULL || bld == NULL ||
-	    BN_is_zero(p) || BN_is_zero(q) || BN_is_one(p) || BN_is_one(q))
-		goto out;
-	if (!EVP_PKEY_get_bn_param(key->public_key, OSSL_PKEY_PARAM_RSA_N, &n) ||
-	    !EVP_PKEY_get_bn_param(key->public_key, OSSL_PKEY_PARAM_RSA_E, &e))
-		goto out;
-	if (!BN_sub(t, p, BN_value_one()) || !BN_mod(dp, d, t, bn) ||
-	    !BN_sub(t, q, BN_value_one()) || !BN_mod(dq, d, t, bn) ||
-	    BN_mod_inverse(qinv, q, p, bn) == NULL)
-		goto out;
-	if (OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, n) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, e) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_D, d) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR1, p) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_FACTOR2, q) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT1, dp) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_EXPONENT2, dq) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_COEFFICIENT1, qinv))
-		priv = pg_key_from_params("RSA", EVP_PKEY_KEYPAIR, bld);
-out:
-	OSSL_PARAM_BLD_free(bld);
-	BN_CTX_free(bn);
+	if (!r->failed && r->off == r->len && u != NULL &&
+	    EVP_PKEY_get_bn_param(key->public_key, OSSL_PKEY_PARAM_RSA_N, &n) &&
+	    EVP_PKEY_get_bn_param(key->public_key, OSSL_PKEY_PARAM_RSA_E, &e))
+		priv = pg_key_rsa_private(n, e, d, p, q, NULL);
 	BN_free(n);
 	BN_free(e);
 	BN_clear_free(d);
 	BN_clear_free(p);
 	BN_clear_free(q);
 	BN_clear_free(u);
-	BN_clear_free(dp);
-	BN_clear_free(dq);
-	BN_clear_free(qinv);
-	BN_clear_free(t);
 	return priv;
 }
 
@@ -244,19 +201,14 @@ static EVP_PKEY *
 ec_private(const pg_pgp_key *key, pg_be_reader *r)
 {
 	BIGNUM *d = read_bn(r);
-	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
 	unsigned char point[200];
 	size_t point_len = 0;
 	EVP_PKEY *priv = NULL;
 
-	if (!r->failed && r->off == r->len && d != NULL && bld != NULL &&
+	if (!r->failed && r->off == r->len && d != NULL &&
 	    EVP_PKEY_get_octet_string_param(key->public_key, OSSL_PKEY_PARAM_PUB_KEY, point,
-	                                    sizeof(point), &point_len) &&
-	    OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, key->curve, 0) &&
-	    OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, point_len) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_PRIV_KEY, d))
-		priv = pg_key_from_params("EC", EVP_PKEY_KEYPAIR, bld);
-	OSSL_PARAM_BLD_free(bld);
+	                                    sizeof(point), &point_len))
+		priv = pg_key_ec(key->curve, point, point_len, d);
 	BN_clear_free(d);
 	return priv;
 }
@@ -312,9 +264,9 @@ make_key(const pg_pgp_key *key, const uint8_t *m, size_t len, EVP_PKEY **priv, c
 		break;
 	}
 	if (*priv == NULL)
-		return fail(why, size, PG_PGP_ERR_FORMAT,
-		            "the secret %s key is malformed or does not match its public key",
-		            pg_pgp_algo_name(key->algo));
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT,
+		                   "the secret %s key is malformed or does not match its public key",
+		                   pg_pgp_algo_name(key->algo));
 	return PG_PGP_OK;
 }
 
@@ -347,7 +299,7 @@ check_and_make(const pg_pgp_key *key, unsigned usage, const uint8_t *plain, size
 	bool ok;
 
 	if (len < check)
-		return fail(why, size, PG_PGP_ERR_FORMAT, "the secret key material is truncated");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "the secret key material is truncated");
 	if (usage == USAGE_CFB_SHA1)
 		ok = EVP_Digest(plain, len - 20, md, NULL, EVP_sha1(), NULL) == 1 &&
 		     pg_ct_equal(md, plain + len - 20, 20);
@@ -355,10 +307,10 @@ check_and_make(const pg_pgp_key *key, unsigned usage, const uint8_t *plain, size
 		ok = check == 0 || sum16_ok(plain, len - 2, plain + len - 2);
 	pg_memzero(md, sizeof(md));
 	if (!ok && usage == USAGE_NONE)
-		return fail(why, size, PG_PGP_ERR_FORMAT, "the secret key's checksum is wrong");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "the secret key's checksum is wrong");
 	if (!ok)
-		return fail(why, size, PG_PGP_ERR_PASSPHRASE, "wrong passphrase for the %s key",
-		            pg_pgp_algo_name(key->algo));
+		return pg_pgp_fail(why, size, PG_PGP_ERR_PASSPHRASE, "wrong passphrase for the %s key",
+		                   pg_pgp_algo_name(key->algo));
 	return make_key(key, plain, len - check, priv, why, size);
 }
 
@@ -377,26 +329,27 @@ decrypt(const pg_pgp_key *key, pg_be_reader *r, unsigned usage, const p11glue_pi
 	int out = 0, fin = 0;
 
 	if (p == NULL)
-		return fail(why, size, PG_PGP_ERR_FORMAT, "a truncated secret key");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "a truncated secret key");
 	if (cipher == NULL)
-		return fail(why, size, PG_PGP_ERR_UNSUPPORTED,
-		            "a secret key cipher that is not supported (%u; AES is)", p[0]);
+		return pg_pgp_fail(why, size, PG_PGP_ERR_UNSUPPORTED,
+		                   "a secret key cipher that is not supported (%u; AES is)", p[0]);
 	/* Version 6: a count of the S2K specifier's octets (§5.5.3). */
 	if (key->version == 6 && (p = pg_be_bytes(r, 1)) == NULL)
-		return fail(why, size, PG_PGP_ERR_FORMAT, "a truncated secret key");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "a truncated secret key");
 	if ((rv = read_s2k(r, max_count, &s, why, size)) != PG_PGP_OK)
 		return rv;
 	iv = pg_be_bytes(r, (size_t)EVP_CIPHER_get_iv_length(cipher));
 	secret = iv ? pg_be_bytes(r, r->len - r->off) : NULL;
 	len = r->len - (size_t)(secret ? secret - r->data : 0);
 	if (secret == NULL || len == 0 || len > MAX_SECRET)
-		return fail(why, size, PG_PGP_ERR_FORMAT, "a truncated or oversized secret key");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "a truncated or oversized secret key");
 	if (pass == NULL)
-		return fail(why, size, PG_PGP_ERR_NO_PASSPHRASE, "the %s key is protected by a passphrase",
-		            pg_pgp_algo_name(key->algo));
+		return pg_pgp_fail(why, size, PG_PGP_ERR_NO_PASSPHRASE,
+		                   "the %s key is protected by a passphrase",
+		                   pg_pgp_algo_name(key->algo));
 	pw = p11glue_pin_value(pass, &pw_len);
 	plain = malloc(len);
-	rv = fail(why, size, PG_PGP_ERR_NOMEM, "out of memory");
+	rv = pg_pgp_fail(why, size, PG_PGP_ERR_NOMEM, "out of memory");
 	if (plain != NULL && s2k_derive(&s, pw, pw_len, dk, (size_t)EVP_CIPHER_get_key_length(cipher)) &&
 	    (ctx = EVP_CIPHER_CTX_new()) != NULL &&
 	    EVP_DecryptInit_ex(ctx, cipher, NULL, dk, iv) == 1 &&
@@ -421,30 +374,31 @@ pg_pgp_unlock(const pg_pgp_key *key, const p11glue_pin *pass, unsigned long max_
 	if (why != NULL && why_size > 0)
 		why[0] = 0;
 	if (!key->secret)
-		return fail(why, why_size, PG_PGP_ERR_NO_SECRET, "a public key holds no secret");
+		return pg_pgp_fail(why, why_size, PG_PGP_ERR_NO_SECRET, "a public key holds no secret");
 	if (key->public_key == NULL || key->sec == NULL)
-		return fail(why, why_size, PG_PGP_ERR_UNSUPPORTED, "%s",
-		            key->unsupported ? key->unsupported : "an unsupported key");
+		return pg_pgp_fail(why, why_size, PG_PGP_ERR_UNSUPPORTED, "%s",
+		                   key->unsupported ? key->unsupported : "an unsupported key");
 	if (max_count == 0)
 		max_count = PG_PGP_MAX_S2K_COUNT;
 	u = pg_be_bytes(&r, 1);
 	usage = u ? u[0] : 0;
 	if (u == NULL)
-		return fail(why, why_size, PG_PGP_ERR_FORMAT, "a truncated secret key");
+		return pg_pgp_fail(why, why_size, PG_PGP_ERR_FORMAT, "a truncated secret key");
 	if (usage == USAGE_NONE)
 		return check_and_make(key, usage, key->sec + 1, key->sec_len - 1, priv, why, why_size);
 	if (usage == USAGE_AEAD)
-		return fail(why, why_size, PG_PGP_ERR_UNSUPPORTED,
-		            "AEAD-protected secret keys are not supported");
+		return pg_pgp_fail(why, why_size, PG_PGP_ERR_UNSUPPORTED,
+		                   "AEAD-protected secret keys are not supported");
 	if (usage != USAGE_CFB_SHA1 && usage != USAGE_CFB_SUM)
-		return fail(why, why_size, PG_PGP_ERR_UNSUPPORTED,
-		            "a legacy secret key protection (S2K usage %u)", usage);
+		return pg_pgp_fail(why, why_size, PG_PGP_ERR_UNSUPPORTED,
+		                   "a legacy secret key protection (S2K usage %u)", usage);
 	/* Version 6: a count of the conditional fields that follow; no
 	 * usage 255 (§5.5.3). */
 	if (key->version == 6) {
 		n = pg_be_bytes(&r, 1);
 		if (n == NULL || usage == USAGE_CFB_SUM)
-			return fail(why, why_size, PG_PGP_ERR_FORMAT, "a malformed version 6 secret key");
+			return pg_pgp_fail(why, why_size, PG_PGP_ERR_FORMAT,
+			                   "a malformed version 6 secret key");
 	}
 	return decrypt(key, &r, usage, pass, max_count, priv, why, why_size);
 }

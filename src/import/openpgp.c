@@ -10,9 +10,6 @@
 #include "be-reader.h"
 #include "keys.h"
 
-#include <openssl/bn.h>
-#include <openssl/core_names.h>
-#include <openssl/param_build.h>
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -24,11 +21,8 @@ enum { TAG_SECRET_KEY = 5, TAG_PUBLIC_KEY = 6, TAG_SECRET_SUBKEY = 7, TAG_USER_I
 
 #define MAX_UID 1024
 
-static pg_pgp_result
-fail(char *why, size_t size, pg_pgp_result rv, const char *fmt, ...) PG_PRINTF(4, 5);
-
-static pg_pgp_result
-fail(char *why, size_t size, pg_pgp_result rv, const char *fmt, ...)
+pg_pgp_result
+pg_pgp_fail(char *why, size_t size, pg_pgp_result rv, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -127,35 +121,10 @@ read_oid(pg_be_reader *r, size_t *len)
 }
 
 static EVP_PKEY *
-rsa_public(const uint8_t *n, size_t n_len, const uint8_t *e, size_t e_len)
-{
-	BIGNUM *bn = BN_bin2bn(n, (int)n_len, NULL), *be = BN_bin2bn(e, (int)e_len, NULL);
-	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
-	EVP_PKEY *key = NULL;
-
-	if (bn != NULL && be != NULL && bld != NULL && n_len > 0 && e_len > 0 &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_N, bn) &&
-	    OSSL_PARAM_BLD_push_BN(bld, OSSL_PKEY_PARAM_RSA_E, be))
-		key = pg_key_from_params("RSA", EVP_PKEY_PUBLIC_KEY, bld);
-	OSSL_PARAM_BLD_free(bld);
-	BN_free(bn);
-	BN_free(be);
-	return key;
-}
-
-static EVP_PKEY *
 ec_public(const char *group, const uint8_t *point, size_t len)
 {
-	OSSL_PARAM_BLD *bld = OSSL_PARAM_BLD_new();
-	EVP_PKEY *key = NULL;
-
 	/* Only the uncompressed form (0x04 | x | y), as §9.2 requires. */
-	if (bld != NULL && len > 1 && point[0] == 0x04 &&
-	    OSSL_PARAM_BLD_push_utf8_string(bld, OSSL_PKEY_PARAM_GROUP_NAME, group, 0) &&
-	    OSSL_PARAM_BLD_push_octet_string(bld, OSSL_PKEY_PARAM_PUB_KEY, point, len))
-		key = pg_key_from_params("EC", EVP_PKEY_PUBLIC_KEY, bld);
-	OSSL_PARAM_BLD_free(bld);
-	return key;
+	return len > 1 && point[0] == 0x04 ? pg_key_ec(group, point, len, NULL) : NULL;
 }
 
 /* An Edwards public key: raw octets, or in an MPI with the 0x40 prefix
@@ -236,7 +205,7 @@ read_material(pg_be_reader *r, pg_pgp_key *key)
 		b = read_mpi(r, &b_len);
 		if (r->failed)
 			return MATERIAL_BAD;
-		key->public_key = rsa_public(a, a_len, b, b_len);
+		key->public_key = a_len > 0 && b_len > 0 ? pg_key_rsa_public(a, a_len, b, b_len) : NULL;
 		key->unsupported = key->public_key ? NULL : "an RSA key libcrypto does not accept";
 		return MATERIAL_OK;
 	case PG_PGP_ELGAMAL:
@@ -321,10 +290,10 @@ read_key(const uint8_t *body, size_t len, pg_pgp_key *key, char *why, size_t siz
 
 	key->version = v ? v[0] : 0;
 	if (v == NULL)
-		return fail(why, size, PG_PGP_ERR_FORMAT, "an empty key packet");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "an empty key packet");
 	if (key->version < 4 || key->version > 6)
-		return fail(why, size, PG_PGP_ERR_UNSUPPORTED, "a version %u key packet (4 and 6 are read)",
-		            key->version);
+		return pg_pgp_fail(why, size, PG_PGP_ERR_UNSUPPORTED,
+		                   "a version %u key packet (4 and 6 are read)", key->version);
 	key->created = pg_be_u32(&r);
 	v = pg_be_bytes(&r, 1);
 	key->algo = v ? v[0] : 0;
@@ -332,23 +301,23 @@ read_key(const uint8_t *body, size_t len, pg_pgp_key *key, char *why, size_t siz
 		material = pg_be_u32(&r);
 	start = r.off;
 	if (r.failed)
-		return fail(why, size, PG_PGP_ERR_FORMAT, "a truncated key packet");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "a truncated key packet");
 	got = read_material(&r, key);
 	if (got == MATERIAL_BAD)
-		return fail(why, size, PG_PGP_ERR_FORMAT, "truncated or malformed %s key material",
-		            pg_pgp_algo_name(key->algo));
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "truncated or malformed %s key material",
+		                   pg_pgp_algo_name(key->algo));
 	if (got == MATERIAL_UNKNOWN) {
 		/* Kept, unusable: its length is known for version 6 keys and
 		 * public packets, which gives the fingerprint. */
 		if (key->version >= 5 && pg_be_bytes(&r, material) == NULL)
-			return fail(why, size, PG_PGP_ERR_FORMAT, "a truncated key packet");
+			return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "a truncated key packet");
 		if (key->version == 4 && !key->secret)
 			r.off = len;
 		if (key->version == 4 && key->secret)
 			return PG_PGP_OK;
 	}
 	if (key->version >= 5 && r.off - start != material)
-		return fail(why, size, PG_PGP_ERR_FORMAT, "the key material's length is wrong");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "the key material's length is wrong");
 	/* LibrePGP's version 5 (GnuPG 2.4): framed as version 6, its secret
 	 * part another way; known by its fingerprint, not read. */
 	if (key->version == 5) {
@@ -359,14 +328,14 @@ read_key(const uint8_t *body, size_t len, pg_pgp_key *key, char *why, size_t siz
 	key->pub = body + start;
 	key->pub_len = r.off - start;
 	if (!fingerprint(key, body, r.off))
-		return fail(why, size, PG_PGP_ERR_NOMEM, "cannot compute a fingerprint");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_NOMEM, "cannot compute a fingerprint");
 	if (key->secret) {
 		key->sec = body + r.off;
 		key->sec_len = len - r.off;
 		if (key->sec_len == 0)
-			return fail(why, size, PG_PGP_ERR_FORMAT, "a secret key packet without secrets");
+			return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "a secret key packet without secrets");
 	} else if (r.off != len) {
-		return fail(why, size, PG_PGP_ERR_FORMAT, "data after a public key");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "data after a public key");
 	}
 	return PG_PGP_OK;
 }
@@ -456,20 +425,20 @@ add_packet(pg_pgp_ring *ring, unsigned tag, const uint8_t *body, size_t len, cha
 
 	if (tag == TAG_USER_ID) {
 		if (ring->n == 0)
-			return fail(why, size, PG_PGP_ERR_FORMAT, "a User ID before any key");
+			return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "a User ID before any key");
 		key = &ring->keys[ring->keys[ring->n - 1].primary];
 		if (key->uid == NULL && (key->uid = uid_text(body, len)) == NULL)
-			return fail(why, size, PG_PGP_ERR_NOMEM, "out of memory");
+			return pg_pgp_fail(why, size, PG_PGP_ERR_NOMEM, "out of memory");
 		return PG_PGP_OK;
 	}
 	if (tag != TAG_SECRET_KEY && tag != TAG_PUBLIC_KEY && !subkey)
 		return PG_PGP_OK;
 	if (subkey && ring->n == 0)
-		return fail(why, size, PG_PGP_ERR_FORMAT, "a subkey before any primary key");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_FORMAT, "a subkey before any primary key");
 	if (ring->n == PG_PGP_MAX_KEYS)
-		return fail(why, size, PG_PGP_ERR_UNSUPPORTED, "more than %d keys", PG_PGP_MAX_KEYS);
+		return pg_pgp_fail(why, size, PG_PGP_ERR_UNSUPPORTED, "more than %d keys", PG_PGP_MAX_KEYS);
 	if (!pg_array_grow(&ring->keys, &ring->cap, ring->n, sizeof(*ring->keys), 8))
-		return fail(why, size, PG_PGP_ERR_NOMEM, "out of memory");
+		return pg_pgp_fail(why, size, PG_PGP_ERR_NOMEM, "out of memory");
 	key = &ring->keys[ring->n];
 	memset(key, 0, sizeof(*key));
 	key->secret = tag == TAG_SECRET_KEY || tag == TAG_SECRET_SUBKEY;
@@ -493,13 +462,13 @@ pg_pgp_parse(const uint8_t *data, size_t len, pg_pgp_ring *ring, char *why, size
 		why[0] = 0;
 	while (rv == PG_PGP_OK && r.off < r.len) {
 		if (!next_packet(&r, &tag, &body, &body_len))
-			rv = fail(why, why_size, PG_PGP_ERR_FORMAT,
-			          "not OpenPGP packets, or truncated (at octet %zu)", r.off);
+			rv = pg_pgp_fail(why, why_size, PG_PGP_ERR_FORMAT,
+			                 "not OpenPGP packets, or truncated (at octet %zu)", r.off);
 		else
 			rv = add_packet(ring, tag, body, body_len, why, why_size);
 	}
 	if (rv == PG_PGP_OK && ring->n == 0)
-		rv = fail(why, why_size, PG_PGP_ERR_FORMAT, "no key packets");
+		rv = pg_pgp_fail(why, why_size, PG_PGP_ERR_FORMAT, "no key packets");
 	if (rv != PG_PGP_OK)
 		pg_pgp_ring_clear(ring);
 	return rv;

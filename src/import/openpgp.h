@@ -102,6 +102,11 @@ bool pg_pgp_keygrip(const pg_pgp_key *key, unsigned char grip[20]) PG_MUST_CHECK
 /* "RSA", "EdDSA", ... for messages. */
 const char *pg_pgp_algo_name(unsigned algo);
 
+/* Writes the reason of a failure into why (size bytes; why may be NULL)
+ * and returns rv; the readers of both files fail this way. */
+pg_pgp_result pg_pgp_fail(char *why, size_t size, pg_pgp_result rv, const char *fmt, ...)
+	PG_PRINTF(4, 5);
+
 /* The highest S2K count pg_pgp_unlock accepts by default: the largest
  * that the one-octet coding can express (RFC 9580 §3.7.1.3). */
 #define PG_PGP_MAX_S2K_COUNT 65011712ul

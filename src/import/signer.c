@@ -95,7 +95,7 @@ take_key(pg_signer *sg, CK_OBJECT_HANDLE key)
  * private key. rw: a read-write session (to store a certificate).
  */
 int
-pg_signer_open(pg_signer *sg, const pg_store_opts *opts, const p11glue_uri *uri, bool rw)
+pg_signer_open(pg_signer *sg, pg_store_opts *opts, const p11glue_uri *uri, bool rw)
 {
 	CK_OBJECT_CLASS cls = CKO_PRIVATE_KEY;
 	CK_ATTRIBUTE want = { CKA_CLASS, &cls, sizeof(cls) };
@@ -232,14 +232,9 @@ pg_signer_store_cert(pg_signer *sg, X509 *cert, const char *label, const CK_OBJE
                      pg_report *report)
 {
 	CK_OBJECT_HANDLE obj;
-	pg_tmpl t;
 	char *text;
-	CK_RV rv;
+	CK_RV rv = pg_cert_create_leaf(&sg->kt, cert, label, sg->id, sg->id_len, &obj);
 
-	pg_tmpl_init(&t);
-	pg_cert_template(&t, cert, label, sg->id, sg->id_len, true);
-	rv = t.failed ? CKR_HOST_MEMORY : sg->kt.f->C_CreateObject(sg->kt.session, t.items, t.n, &obj);
-	pg_tmpl_clear(&t);
 	if (rv != CKR_OK) {
 		pg_keytoken_error("storing the certificate (C_CreateObject)", rv);
 		return PG_EXIT_FAIL;

@@ -32,7 +32,7 @@ void pg_signer_clear(pg_signer *sg);
  * private key, with its CKA_ID and public key. rw: a read-write session
  * (to store a certificate). Returns an exit code.
  */
-int pg_signer_open(pg_signer *sg, const pg_store_opts *opts, const p11glue_uri *uri, bool rw);
+int pg_signer_open(pg_signer *sg, pg_store_opts *opts, const p11glue_uri *uri, bool rw);
 
 /*
  * The private key key of kt's token (a session, logged in) as the

@@ -87,21 +87,6 @@ is_blank(char c)
 	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
 }
 
-/* A setting name: letters, digits, '.', '-', '_' (pkcs11.conf(5)). */
-static bool
-is_name(const char *s, size_t len)
-{
-	if (len == 0)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_'))
-			return false;
-	}
-	return true;
-}
-
 static void
 trim(const char **start, const char **end)
 {
@@ -129,7 +114,8 @@ parse_line(const char *s, const char *e, const char *origin, unsigned lineno,
 	}
 	ve = colon;
 	trim(&s, &ve);
-	if (!is_name(s, (size_t)(ve - s)) || (size_t)(ve - s) >= sizeof(key)) {
+	/* A setting name: letters, digits, '.', '-', '_' (pkcs11.conf(5)). */
+	if (!pg_is_name(s, (size_t)(ve - s), ".-_") || (size_t)(ve - s) >= sizeof(key)) {
 		pg_buf_printf(errors, "%s:%u: invalid setting name\n", origin, lineno);
 		return false;
 	}

@@ -42,17 +42,22 @@ static void managed_after_fork(void);
  * Checks and logging shared by the forwarders
  */
 
-static void
-log_call(pg_managed *m, const char *func, CK_ULONG first, CK_RV rv)
+/* The forwarders' result rv, logged first when the module logs calls. */
+static CK_RV
+logged(pg_managed *m, const char *func, CK_ULONG first, CK_RV rv)
 {
-	const char *name = pg_name_ckr(rv);
+	const char *name;
 	char code[32];
 
+	if (!m->log)
+		return rv;
+	name = pg_name_ckr(rv);
 	if (name == NULL) {
 		snprintf(code, sizeof(code), "0x%08lx", rv);
 		name = code;
 	}
 	pg_message("%s: %s(%lu) = %s", m->name, func, first, name);
+	return rv;
 }
 
 static CK_RV
@@ -98,9 +103,7 @@ check_session(pg_managed *m, CK_SESSION_HANDLE session)
 		if (rv == CKR_OK)                                                    \
 			rv = ((v3only && !m->v3) || m->funcs->name == NULL)              \
 			             ? CKR_FUNCTION_NOT_SUPPORTED : m->funcs->name args; \
-		if (m->log)                                                          \
-			log_call(m, #name, hSession, rv);                                \
-		return rv;                                                           \
+		return logged(m, #name, hSession, rv);                               \
 	}
 
 #define PG_FWD_SLOT(name, params, args, v3only)                              \
@@ -110,9 +113,7 @@ check_session(pg_managed *m, CK_SESSION_HANDLE session)
 		if (rv == CKR_OK)                                                    \
 			rv = ((v3only && !m->v3) || m->funcs->name == NULL)              \
 			             ? CKR_FUNCTION_NOT_SUPPORTED : m->funcs->name args; \
-		if (m->log)                                                          \
-			log_call(m, #name, slotID, rv);                                  \
-		return rv;                                                           \
+		return logged(m, #name, slotID, rv);                                 \
 	}
 
 #define PG_FWD_INFO PG_FWD_SESSION
@@ -137,9 +138,7 @@ managed_C_Initialize(pg_managed *m, CK_VOID_PTR pInitArgs)
 		m->initialized = rv == CKR_OK;
 	}
 	pthread_mutex_unlock(&m->lock);
-	if (m->log)
-		log_call(m, "C_Initialize", 0, rv);
-	return rv;
+	return logged(m, "C_Initialize", 0, rv);
 }
 
 /* Closes every session this caller opened (in slot, or all when all). */
@@ -174,9 +173,7 @@ managed_C_Finalize(pg_managed *m, CK_VOID_PTR pReserved)
 		rv = pg_module_finalize(m->module);
 	}
 	pthread_mutex_unlock(&m->lock);
-	if (m->log)
-		log_call(m, "C_Finalize", 0, rv);
-	return rv;
+	return logged(m, "C_Finalize", 0, rv);
 }
 
 static CK_RV
@@ -186,9 +183,7 @@ managed_C_GetInfo(pg_managed *m, CK_INFO_PTR pInfo)
 
 	if (rv == CKR_OK)
 		rv = m->funcs->C_GetInfo(pInfo);
-	if (m->log)
-		log_call(m, "C_GetInfo", 0, rv);
-	return rv;
+	return logged(m, "C_GetInfo", 0, rv);
 }
 
 static CK_RV
@@ -208,9 +203,7 @@ managed_C_GetSlotList(pg_managed *m, CK_BBOOL tokenPresent, CK_SLOT_ID_PTR pSlot
 
 	if (rv == CKR_OK)
 		rv = m->funcs->C_GetSlotList(tokenPresent, pSlotList, pulCount);
-	if (m->log)
-		log_call(m, "C_GetSlotList", tokenPresent, rv);
-	return rv;
+	return logged(m, "C_GetSlotList", tokenPresent, rv);
 }
 
 static CK_RV
@@ -223,9 +216,7 @@ managed_C_WaitForSlotEvent(pg_managed *m, CK_FLAGS flags, CK_SLOT_ID_PTR pSlot,
 		rv = m->funcs->C_WaitForSlotEvent == NULL
 		             ? CKR_FUNCTION_NOT_SUPPORTED
 		             : m->funcs->C_WaitForSlotEvent(flags, pSlot, pReserved);
-	if (m->log)
-		log_call(m, "C_WaitForSlotEvent", flags, rv);
-	return rv;
+	return logged(m, "C_WaitForSlotEvent", flags, rv);
 }
 
 static CK_RV
@@ -247,9 +238,7 @@ managed_C_OpenSession(pg_managed *m, CK_SLOT_ID slotID, CK_FLAGS flags,
 			rv = CKR_HOST_MEMORY;
 		}
 	}
-	if (m->log)
-		log_call(m, "C_OpenSession", slotID, rv);
-	return rv;
+	return logged(m, "C_OpenSession", slotID, rv);
 }
 
 static CK_RV
@@ -265,9 +254,7 @@ managed_C_CloseSession(pg_managed *m, CK_SESSION_HANDLE hSession)
 			pthread_mutex_unlock(&m->lock);
 		}
 	}
-	if (m->log)
-		log_call(m, "C_CloseSession", hSession, rv);
-	return rv;
+	return logged(m, "C_CloseSession", hSession, rv);
 }
 
 /* Closes this caller's sessions on the slot only, never another caller's. */
@@ -286,9 +273,7 @@ managed_C_CloseAllSessions(pg_managed *m, CK_SLOT_ID slotID)
 		close_own_sessions(m, false, slotID);
 		pthread_mutex_unlock(&m->lock);
 	}
-	if (m->log)
-		log_call(m, "C_CloseAllSessions", slotID, rv);
-	return rv;
+	return logged(m, "C_CloseAllSessions", slotID, rv);
 }
 
 static CK_RV

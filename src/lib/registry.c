@@ -45,7 +45,7 @@ struct p11glue_module {
 
 struct p11glue_registry {
 	p11glue_module **modules;
-	size_t n;
+	size_t n, cap;
 	pg_buf messages;
 	unsigned flags;
 };
@@ -120,20 +120,18 @@ module_free(p11glue_module *mod)
 static void PG_PRINTF(2, 3)
 set_error(p11glue_module *mod, const char *fmt, ...)
 {
-	char buf[1024];
 	va_list ap;
 
+	free(mod->error);
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	mod->error = pg_strdup_vprintf(fmt, ap);
 	va_end(ap);
 	/* Errors name files and module paths taken from configuration files,
 	 * which may hold any bytes: no control character reaches a terminal. */
-	for (char *p = buf; *p; p++) {
+	for (char *p = mod->error; p && *p; p++) {
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			*p = '?';
 	}
-	free(mod->error);
-	mod->error = strdup(buf);
 }
 
 static bool
@@ -277,13 +275,10 @@ compare_modules(const void *a, const void *b)
 static bool
 registry_add(p11glue_registry *reg, p11glue_module *mod)
 {
-	p11glue_module **grown = realloc(reg->modules, (reg->n + 1) * sizeof(*grown));
-
-	if (grown == NULL) {
+	if (!pg_array_grow(&reg->modules, &reg->cap, reg->n, sizeof(*reg->modules), 8)) {
 		module_free(mod);
 		return false;
 	}
-	reg->modules = grown;
 	reg->modules[reg->n++] = mod;
 	return true;
 }

@@ -371,15 +371,7 @@ p11glue_uri_get_class(const p11glue_uri *uri, CK_OBJECT_CLASS *klass)
 bool
 pg_uri_is_attr_name(const char *name, size_t len)
 {
-	if (len == 0)
-		return false;
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)name[i];
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-		      (c >= '0' && c <= '9') || c == '-' || c == '_'))
-			return false;
-	}
-	return true;
+	return pg_is_name(name, len, "-_");
 }
 
 int

@@ -56,10 +56,7 @@ pg_setup_plan_clear(pg_setup_plan *plan)
 static void
 add_line(pg_buf *buf, const char *fmt, va_list ap)
 {
-	char line[1024];
-
-	vsnprintf(line, sizeof(line), fmt, ap);
-	pg_buf_add_str(buf, line);
+	pg_buf_vprintf(buf, fmt, ap);
 	pg_buf_add_byte(buf, '\n');
 }
 

@@ -160,7 +160,7 @@ pg_keytoken_module(const pg_store_opts *opts, const p11glue_uri *uri, char **fil
 }
 
 int
-pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *uri)
+pg_keytoken_load(pg_keytoken *kt, pg_store_opts *opts, const p11glue_uri *uri)
 {
 	const char *name = NULL;
 	char *reserved = NULL, *file = NULL;
@@ -183,7 +183,7 @@ pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *
 		return PG_EXIT_FAIL;
 	}
 	kt->module_path = file;
-	kt->pins = opts->pins;
+	kt->pins = &opts->pins;
 	return PG_EXIT_OK;
 }
 

@@ -181,8 +181,24 @@ pg_keytoken_read_pin(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri, 
 	return PG_EXIT_OK;
 }
 
-int
-pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri)
+/* Whether the user is logged in to the session's token (a login is per
+ * token, and another session of this process may have made it). */
+static bool
+user_logged_in(pg_keytoken *kt)
+{
+	CK_SESSION_INFO info;
+
+	return kt->f->C_GetSessionInfo(kt->session, &info) == CKR_OK &&
+	       (info.state == CKS_RO_USER_FUNCTIONS || info.state == CKS_RW_USER_FUNCTIONS);
+}
+
+/*
+ * C_Login as who, its result in *rv: on a reader's own PIN pad when pad
+ * allows it and the command named no PIN, else with the PIN read for
+ * who. A status other than PG_EXIT_OK when no PIN could be read.
+ */
+static int
+log_in(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri, bool pad, CK_RV *rv)
 {
 	p11glue_pin **kept = NULL;
 	bool named = option_source(kt, who, &kept) != NULL ||
@@ -191,26 +207,34 @@ pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri)
 	p11glue_pin *pin = NULL;
 	const unsigned char *value;
 	size_t len = 0;
-	CK_SESSION_INFO info;
+	int status;
+
+	/* A reader with its own PIN pad asks there. */
+	if (pad && !named && (kt->token.flags & CKF_PROTECTED_AUTHENTICATION_PATH)) {
+		*rv = kt->f->C_Login(kt->session, who, NULL, 0);
+		return PG_EXIT_OK;
+	}
+	status = pg_keytoken_read_pin(kt, who, uri, &pin);
+	if (status != PG_EXIT_OK)
+		return status;
+	value = p11glue_pin_value(pin, &len);
+	*rv = kt->f->C_Login(kt->session, who, (CK_UTF8CHAR_PTR)value, len);
+	p11glue_pin_free(pin);
+	return PG_EXIT_OK;
+}
+
+int
+pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri)
+{
 	int status;
 	CK_RV rv;
 
-	/* Logged in already (a login is per token, and another session of
-	 * this process made it): no PIN to ask for. */
-	if (who == CKU_USER && kt->f->C_GetSessionInfo(kt->session, &info) == CKR_OK &&
-	    (info.state == CKS_RO_USER_FUNCTIONS || info.state == CKS_RW_USER_FUNCTIONS))
+	/* Logged in already: no PIN to ask for. */
+	if (who == CKU_USER && user_logged_in(kt))
 		return PG_EXIT_OK;
-	/* A reader with its own PIN pad asks there. */
-	if (!named && (kt->token.flags & CKF_PROTECTED_AUTHENTICATION_PATH)) {
-		rv = kt->f->C_Login(kt->session, who, NULL, 0);
-	} else {
-		status = pg_keytoken_read_pin(kt, who, uri, &pin);
-		if (status != PG_EXIT_OK)
-			return status;
-		value = p11glue_pin_value(pin, &len);
-		rv = kt->f->C_Login(kt->session, who, (CK_UTF8CHAR_PTR)value, len);
-		p11glue_pin_free(pin);
-	}
+	status = log_in(kt, who, uri, true, &rv);
+	if (status != PG_EXIT_OK)
+		return status;
 	if (rv == CKR_USER_ALREADY_LOGGED_IN)
 		rv = CKR_OK;
 	if (rv != CKR_OK) {
@@ -223,31 +247,15 @@ pg_keytoken_login(pg_keytoken *kt, CK_USER_TYPE who, const p11glue_uri *uri)
 int
 pg_keytoken_unlock(pg_keytoken *kt, const p11glue_uri *uri, bool prompt_here, bool *was)
 {
-	p11glue_pin **kept = NULL;
-	bool named = option_source(kt, CKU_USER, &kept) != NULL ||
-	             (uri && (p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
-	                      p11glue_uri_get(uri, P11GLUE_URI_PIN_SOURCE, NULL)));
-	p11glue_pin *pin = NULL;
-	const unsigned char *value;
-	size_t len = 0;
-	CK_SESSION_INFO info;
 	int status;
 	CK_RV rv;
 
-	*was = kt->f->C_GetSessionInfo(kt->session, &info) == CKR_OK &&
-	       (info.state == CKS_RO_USER_FUNCTIONS || info.state == CKS_RW_USER_FUNCTIONS);
+	*was = user_logged_in(kt);
 	if (*was)
 		return PG_EXIT_OK;
-	if (!named && !prompt_here && (kt->token.flags & CKF_PROTECTED_AUTHENTICATION_PATH)) {
-		rv = kt->f->C_Login(kt->session, CKU_USER, NULL, 0);
-	} else {
-		status = pg_keytoken_read_pin(kt, CKU_USER, uri, &pin);
-		if (status != PG_EXIT_OK)
-			return status;
-		value = p11glue_pin_value(pin, &len);
-		rv = kt->f->C_Login(kt->session, CKU_USER, (CK_UTF8CHAR_PTR)value, len);
-		p11glue_pin_free(pin);
-	}
+	status = log_in(kt, CKU_USER, uri, !prompt_here, &rv);
+	if (status != PG_EXIT_OK)
+		return status;
 	/* Another program unlocked it meanwhile. */
 	if (rv == CKR_USER_ALREADY_LOGGED_IN)
 		*was = true;

@@ -98,7 +98,7 @@ void pg_pins_clear(pg_pins *pins);
 typedef struct {
 	const char *module;          /* --module PATH */
 	const char *store;           /* --store DIR */
-	pg_pins *pins;               /* the PIN options, or NULL */
+	pg_pins pins;                /* the PIN options and the PINs read (pg_pins_clear) */
 	const char *reserved;        /* a C_Initialize reserved string for the module, or NULL */
 } pg_store_opts;
 
@@ -118,9 +118,10 @@ typedef struct {
 
 /*
  * Loads the module (see pg_store_help_common for how it is chosen);
- * prints why on failure. Returns an exit code.
+ * prints why on failure. Returns an exit code. opts->pins is lent to kt
+ * (kt->pins), which keeps the PINs it reads there.
  */
-int pg_keytoken_load(pg_keytoken *kt, const pg_store_opts *opts, const p11glue_uri *uri);
+int pg_keytoken_load(pg_keytoken *kt, pg_store_opts *opts, const p11glue_uri *uri);
 
 /*
  * The module file pg_keytoken_load would load (*file, free()), its name

@@ -203,47 +203,32 @@ print_json(const pg_adopt_result *r, bool dry)
 
 	pg_json_init(&j, stdout);
 	pg_json_begin_object(&j);
-	pg_json_key(&j, "token");
-	pg_json_text(&j, r->token ? r->token : "");
-	pg_json_key(&j, "dry-run");
-	pg_json_bool(&j, dry);
-	pg_json_key(&j, "items");
-	pg_json_begin_array(&j);
+	pg_json_key_text(&j, "token", r->token ? r->token : "");
+	pg_json_key_bool(&j, "dry-run", dry);
+	pg_json_key_begin_array(&j, "items");
 	for (size_t i = 0; i < r->n; i++) {
 		const pg_adopt_item *it = &r->items[i];
 		pg_json_begin_object(&j);
-		pg_json_key(&j, "source");
-		pg_json_text(&j, it->source);
-		pg_json_key(&j, "from");
-		pg_json_string(&j, it->from);
-		pg_json_key(&j, "what");
-		pg_json_string(&j, it->what);
-		pg_json_key(&j, "state");
-		pg_json_text(&j, state_text(it, dry));
-		if (it->why != NULL) {
-			pg_json_key(&j, "why");
-			pg_json_string(&j, it->why);
-		}
+		pg_json_key_text(&j, "source", it->source);
+		pg_json_key_string(&j, "from", it->from);
+		pg_json_key_string(&j, "what", it->what);
+		pg_json_key_text(&j, "state", state_text(it, dry));
+		if (it->why != NULL)
+			pg_json_key_string(&j, "why", it->why);
 		if (it->trust) {
 			decision_text(it, decision, sizeof(decision));
-			pg_json_key(&j, "trust");
-			pg_json_text(&j, decision);
+			pg_json_key_text(&j, "trust", decision);
 		}
-		pg_json_key(&j, "objects");
-		pg_json_begin_array(&j);
+		pg_json_key_begin_array(&j, "objects");
 		for (size_t k = 0; k < it->objects.n; k++) {
 			pg_json_begin_object(&j);
-			pg_json_key(&j, "object");
-			pg_json_text(&j, it->objects.items[k].what);
-			pg_json_key(&j, "uri");
-			pg_json_text(&j, it->objects.items[k].uri ? it->objects.items[k].uri : "");
+			pg_json_key_text(&j, "object", it->objects.items[k].what);
+			pg_json_key_text(&j, "uri", it->objects.items[k].uri ? it->objects.items[k].uri : "");
 			pg_json_end_object(&j);
 		}
 		pg_json_end_array(&j);
-		if (it->remove != NULL) {
-			pg_json_key(&j, "may-remove");
-			pg_json_string(&j, it->remove);
-		}
+		if (it->remove != NULL)
+			pg_json_key_string(&j, "may-remove", it->remove);
 		pg_json_end_object(&j);
 	}
 	pg_json_end_array(&j);
@@ -258,8 +243,7 @@ print_json(const pg_adopt_result *r, bool dry)
 int
 pg_cmd_adopt(int argc, char **argv)
 {
-	pg_pins pins = { 0 };
-	pg_store_opts store = { .pins = &pins };
+	pg_store_opts store = { 0 };
 	pg_adopt_options opts = { 0 };
 	pg_adopt_result result = { 0 };
 	p11glue_uri *uri = NULL;
@@ -268,7 +252,7 @@ pg_cmd_adopt(int argc, char **argv)
 	const pg_opt table[] = {
 		{ "dry-run", 0, PG_OPT_FLAG, &opts.dry_run, 0 },
 		{ "passphrase-source", 0, PG_OPT_TEXT, &opts.pass_source, 0 },
-		PG_PIN_OPTION(&pins),
+		PG_PIN_OPTION(&store.pins),
 		{ "json", 0, PG_OPT_FLAG, &json, 0 },
 		PG_STORE_OPTIONS(&store),
 	};
@@ -295,7 +279,7 @@ pg_cmd_adopt(int argc, char **argv)
 			status = PG_EXIT_FAIL;
 	}
 	pg_adopt_result_clear(&result);
-	pg_pins_clear(&pins);
+	pg_pins_clear(&store.pins);
 	p11glue_uri_free(uri);
 	return status;
 }

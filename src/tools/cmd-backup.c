@@ -55,23 +55,16 @@ static void
 json_item(pg_json *json, const pg_backup_item *it, bool restore)
 {
 	pg_json_begin_object(json);
-	pg_json_key(json, "file");
-	pg_json_text(json, it->name);
-	pg_json_key(json, "bytes");
-	pg_json_ulong(json, (unsigned long)it->size);
+	pg_json_key_text(json, "file", it->name);
+	pg_json_key_ulong(json, "bytes", (unsigned long)it->size);
 	if (it->kind == PG_BACKUP_TOKEN) {
-		pg_json_key(json, "label");
-		pg_json_string(json, it->label);
-		pg_json_key(json, "serial");
-		pg_json_text(json, it->serial);
+		pg_json_key_string(json, "label", it->label);
+		pg_json_key_text(json, "serial", it->serial);
 	}
 	if (restore) {
-		pg_json_key(json, "action");
-		pg_json_text(json, it->action ? it->action : "");
-		if (it->detail != NULL) {
-			pg_json_key(json, "as");
-			pg_json_text(json, it->detail);
-		}
+		pg_json_key_text(json, "action", it->action ? it->action : "");
+		if (it->detail != NULL)
+			pg_json_key_text(json, "as", it->detail);
 	}
 	pg_json_end_object(json);
 }
@@ -85,55 +78,38 @@ print_json(const pg_backup_manifest *m, const char *file, bool restore)
 
 	pg_json_init(&json, stdout);
 	pg_json_begin_object(&json);
-	pg_json_key(&json, "file");
-	pg_json_string(&json, file);
-	pg_json_key(&json, "bytes");
-	pg_json_ulong(&json, (unsigned long)m->bytes);
-	pg_json_key(&json, "format");
-	pg_json_ulong(&json, PG_BACKUP_VERSION);
-	pg_json_key(&json, "kdf");
-	pg_json_begin_object(&json);
-	pg_json_key(&json, "name");
-	pg_json_text(&json, "scrypt");
-	pg_json_key(&json, "log2n");
-	pg_json_ulong(&json, m->log2n);
-	pg_json_key(&json, "r");
-	pg_json_ulong(&json, m->r);
-	pg_json_key(&json, "p");
-	pg_json_ulong(&json, m->p);
+	pg_json_key_string(&json, "file", file);
+	pg_json_key_ulong(&json, "bytes", (unsigned long)m->bytes);
+	pg_json_key_ulong(&json, "format", PG_BACKUP_VERSION);
+	pg_json_key_begin_object(&json, "kdf");
+	pg_json_key_text(&json, "name", "scrypt");
+	pg_json_key_ulong(&json, "log2n", m->log2n);
+	pg_json_key_ulong(&json, "r", m->r);
+	pg_json_key_ulong(&json, "p", m->p);
 	pg_json_end_object(&json);
-	pg_json_key(&json, "aead");
-	pg_json_text(&json, "AES-256-GCM");
+	pg_json_key_text(&json, "aead", "AES-256-GCM");
 	for (int kind = PG_BACKUP_TOKEN; kind <= PG_BACKUP_REGISTRY; kind++) {
-		pg_json_key(&json, kind_keys[kind]);
-		pg_json_begin_array(&json);
+		pg_json_key_begin_array(&json, kind_keys[kind]);
 		for (size_t i = 0; i < m->n; i++) {
 			if ((int)m->items[i].kind == kind)
 				json_item(&json, &m->items[i], restore);
 		}
 		pg_json_end_array(&json);
 	}
-	pg_json_key(&json, "setup");
-	pg_json_begin_object(&json);
+	pg_json_key_begin_object(&json, "setup");
 	for (size_t i = 0; i < m->n; i++) {
 		const pg_backup_item *it = &m->items[i];
 		if (it->kind != PG_BACKUP_SETUP)
 			continue;
-		pg_json_key(&json, it->name);
-		pg_json_begin_object(&json);
-		pg_json_key(&json, "state");
-		pg_json_text(&json, it->state ? it->state : "");
-		pg_json_key(&json, "proxy");
-		pg_json_bool(&json, it->proxy);
-		if (restore) {
-			pg_json_key(&json, "action");
-			pg_json_text(&json, it->action ? it->action : "not set up");
-		}
+		pg_json_key_begin_object(&json, it->name);
+		pg_json_key_text(&json, "state", it->state ? it->state : "");
+		pg_json_key_bool(&json, "proxy", it->proxy);
+		if (restore)
+			pg_json_key_text(&json, "action", it->action ? it->action : "not set up");
 		pg_json_end_object(&json);
 	}
 	pg_json_end_object(&json);
-	pg_json_key(&json, "notes");
-	pg_json_begin_array(&json);
+	pg_json_key_begin_array(&json, "notes");
 	for (p = pg_buf_text(&m->notes); pg_next_line(&p, &line, &n);)
 		pg_json_bytes(&json, line, n);
 	pg_json_end_array(&json);

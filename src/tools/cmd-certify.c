@@ -38,8 +38,7 @@ names_private_key(const p11glue_uri *uri)
  */
 
 typedef struct {
-	pg_store_opts store;
-	pg_pins pins;                /* the key's token's (store.pins) */
+	pg_store_opts store;         /* with the key's token's PINs (store.pins) */
 	const char *subject;
 	X509_NAME *subject_name;     /* --subject, parsed before any token work */
 	const char *hash;
@@ -65,7 +64,7 @@ hash_ok(const char *hash)
 	{ "overwrite", 0, PG_OPT_FLAG, &(a)->overwrite, 0 }, \
 	{ "json", 0, PG_OPT_FLAG, &(a)->json, 0 }, \
 	{ "san", 0, PG_OPT_APPEND, &(a)->san, 0 }, \
-	PG_PIN_OPTION(&(a)->pins), \
+	PG_PIN_OPTION(&(a)->store.pins), \
 	PG_STORE_OPTIONS(&(a)->store)
 
 static void
@@ -159,24 +158,20 @@ print_json(const common_args *a, pg_signer *key, const pg_report *r, const char 
 	pg_json j;
 
 	pg_store_json_begin(&j, &key->kt);
-	pg_json_key(&j, "key");
-	pg_json_text(&j, uri ? uri : "");
+	pg_json_key_text(&j, "key", uri ? uri : "");
 	free(uri);
 	if (r != NULL) {
 		for (size_t i = 0; i < r->n; i++) {
 			if (strcmp(r->items[i].what, "certificate") != 0)
 				continue;
-			pg_json_key(&j, "certificate");
-			pg_json_text(&j, r->items[i].uri ? r->items[i].uri : "");
+			pg_json_key_text(&j, "certificate", r->items[i].uri ? r->items[i].uri : "");
 		}
 		pg_store_json_uris(&j, "replaced", r, "replaced");
 	}
 	if (a->output != NULL && strcmp(a->output, "-") != 0) {
-		pg_json_key(&j, "output");
-		pg_json_string(&j, a->output);
+		pg_json_key_string(&j, "output", a->output);
 	} else if (a->output != NULL || r == NULL) {
-		pg_json_key(&j, "pem");
-		pg_json_text(&j, pem);
+		pg_json_key_text(&j, "pem", pem);
 	}
 	pg_store_json_end(&j, r);
 }
@@ -276,7 +271,7 @@ do_certify(certify_args *a, const p11glue_uri *uri, const p11glue_uri *ca_uri)
 	};
 	/* The CA's token takes its PIN from its own URI or a prompt: the
 	 * key's --pin-source could be a wrong PIN there, costing a try. */
-	pg_store_opts ca_opts = { a->common.store.module, a->common.store.store, NULL };
+	pg_store_opts ca_opts = { .module = a->common.store.module, .store = a->common.store.store };
 	X509 *cert = NULL;
 	pg_report report = { 0 };
 	char *pem = NULL;
@@ -355,7 +350,6 @@ pg_cmd_certify(int argc, char **argv)
 	int next, status;
 
 	pg_buf_init(&a.common.san);
-	a.common.store.pins = &a.common.pins;
 	status = certify_parse(&a, argc, argv, &next);
 	if (status != -1)
 		goto out;
@@ -380,7 +374,7 @@ pg_cmd_certify(int argc, char **argv)
 	status = do_certify(&a, uri, ca_uri);
 out:
 	X509_NAME_free(a.common.subject_name);
-	pg_pins_clear(&a.common.pins);
+	pg_pins_clear(&a.common.store.pins);
 	p11glue_uri_free(uri);
 	p11glue_uri_free(ca_uri);
 	pg_buf_clear(&a.common.san);
@@ -455,7 +449,6 @@ pg_cmd_request(int argc, char **argv)
 	int next, status;
 
 	pg_buf_init(&a.san);
-	a.store.pins = &a.pins;
 	status = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), request_usage, 0, -1, &next);
 	if (status >= 0) {
 		pg_buf_clear(&a.san);
@@ -478,7 +471,7 @@ pg_cmd_request(int argc, char **argv)
 	else
 		status = do_request(&a, uri);
 	X509_NAME_free(a.subject_name);
-	pg_pins_clear(&a.pins);
+	pg_pins_clear(&a.store.pins);
 	p11glue_uri_free(uri);
 	pg_buf_clear(&a.san);
 	return status;

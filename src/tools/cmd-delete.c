@@ -79,8 +79,7 @@ print_result(pg_keytoken *kt, const delete_args *a, const pg_report *r)
 		return;
 	}
 	pg_store_json_begin(&j, kt);
-	pg_json_key(&j, "dry-run");
-	pg_json_bool(&j, a->dry_run);
+	pg_json_key_bool(&j, "dry-run", a->dry_run);
 	if (a->dry_run) {
 		pg_store_json_uris(&j, "would-delete", r, "would delete");
 	} else {
@@ -155,8 +154,7 @@ out:
 int
 pg_cmd_delete_object(int argc, char **argv)
 {
-	pg_pins pins = { 0 };
-	pg_store_opts opts = { .pins = &pins };
+	pg_store_opts opts = { 0 };
 	delete_args a = { 0 };
 	p11glue_uri *uri = NULL;
 	pg_keytoken kt;
@@ -164,7 +162,7 @@ pg_cmd_delete_object(int argc, char **argv)
 		{ "all", 0, PG_OPT_FLAG, &a.all, 0 },
 		{ "dry-run", 0, PG_OPT_FLAG, &a.dry_run, 0 },
 		{ "json", 0, PG_OPT_FLAG, &a.json, 0 },
-		PG_PIN_OPTION(&pins),
+		PG_PIN_OPTION(&opts.pins),
 	};
 	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), delete_usage, &opts,
 	                              true, &uri);
@@ -182,7 +180,7 @@ pg_cmd_delete_object(int argc, char **argv)
 	if (status == PG_EXIT_OK)
 		status = do_delete(&kt, uri, &a);
 	pg_keytoken_clear(&kt);
-	pg_pins_clear(&pins);
+	pg_pins_clear(&opts.pins);
 	p11glue_uri_free(uri);
 	return status;
 }

@@ -135,8 +135,7 @@ out:
 int
 pg_cmd_export_pubkey(int argc, char **argv)
 {
-	pg_pins pins = { 0 };
-	pg_store_opts opts = { .pins = &pins };
+	pg_store_opts opts = { 0 };
 	const char *output = NULL, *format = NULL;
 	bool ssh = false, login = false, overwrite = false;
 	pg_outfile out;
@@ -147,7 +146,7 @@ pg_cmd_export_pubkey(int argc, char **argv)
 		{ "output", 0, PG_OPT_TEXT, &output, 0 },
 		{ "overwrite", 0, PG_OPT_FLAG, &overwrite, 0 },
 		{ "login", 0, PG_OPT_FLAG, &login, 0 },
-		PG_PIN_OPTION(&pins),
+		PG_PIN_OPTION(&opts.pins),
 	};
 	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), export_usage, &opts,
 	                              true, &uri);
@@ -159,11 +158,12 @@ pg_cmd_export_pubkey(int argc, char **argv)
 		return status;
 	}
 	ssh = format && strcmp(format, "ssh") == 0;
-	login = login || pins.user_source != NULL || p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
+	login = login || opts.pins.user_source != NULL ||
+	        p11glue_uri_get(uri, P11GLUE_URI_PIN_VALUE, NULL) ||
 	        p11glue_uri_get(uri, P11GLUE_URI_PIN_SOURCE, NULL);
 	/* The file first: an existing one is refused before any PIN. */
 	if (!pg_outfile_open(&out, output ? output : "-", overwrite, 0666)) {
-		pg_pins_clear(&pins);
+		pg_pins_clear(&opts.pins);
 		p11glue_uri_free(uri);
 		return PG_EXIT_FAIL;
 	}
@@ -175,7 +175,7 @@ pg_cmd_export_pubkey(int argc, char **argv)
 	if (status == PG_EXIT_OK && !pg_outfile_commit(&out))
 		status = PG_EXIT_FAIL;
 	pg_outfile_abort(&out);
-	pg_pins_clear(&pins);
+	pg_pins_clear(&opts.pins);
 	p11glue_uri_free(uri);
 	return status;
 }

@@ -126,19 +126,15 @@ print_json(pg_keytoken *kt, const import_args *a, const pg_report *r)
 	pg_json j;
 
 	pg_store_json_begin(&j, kt);
-	pg_json_key(&j, "file");
-	pg_json_string(&j, a->file);
-	pg_json_key(&j, "created");
-	pg_json_begin_array(&j);
+	pg_json_key_string(&j, "file", a->file);
+	pg_json_key_begin_array(&j, "created");
 	for (size_t i = 0; i < r->n; i++) {
 		for (size_t k = 0; k < PG_N_ELEMENTS(made); k++) {
 			if (strcmp(r->items[i].what, made[k]) != 0)
 				continue;
 			pg_json_begin_object(&j);
-			pg_json_key(&j, "object");
-			pg_json_string(&j, made[k]);
-			pg_json_key(&j, "uri");
-			pg_json_text(&j, r->items[i].uri ? r->items[i].uri : "");
+			pg_json_key_string(&j, "object", made[k]);
+			pg_json_key_text(&j, "uri", r->items[i].uri ? r->items[i].uri : "");
 			pg_json_end_object(&j);
 		}
 	}
@@ -195,8 +191,7 @@ parse_file(const import_args *a, pg_import *imp)
 int
 pg_cmd_import(int argc, char **argv)
 {
-	pg_pins pins = { 0 };
-	pg_store_opts opts = { .pins = &pins };
+	pg_store_opts opts = { 0 };
 	import_args a = { 0 };
 	const char *id_text = NULL;
 	unsigned char *id = NULL;
@@ -207,7 +202,7 @@ pg_cmd_import(int argc, char **argv)
 		{ "label", 0, PG_OPT_TEXT, &a.label, 0 },
 		{ "id", 0, PG_OPT_TEXT, &id_text, 0 },
 		{ "passphrase-source", 0, PG_OPT_TEXT, &a.pass_source, 0 },
-		PG_PIN_OPTION(&pins),
+		PG_PIN_OPTION(&opts.pins),
 		{ "json", 0, PG_OPT_FLAG, &a.json, 0 },
 		PG_STORE_OPTIONS(&opts),
 	};
@@ -236,7 +231,7 @@ pg_cmd_import(int argc, char **argv)
 		pg_keytoken_clear(&kt);
 	}
 	pg_import_clear(&imp);
-	pg_pins_clear(&pins);
+	pg_pins_clear(&opts.pins);
 	p11glue_uri_free(uri);
 	free(id);
 	return status;

@@ -62,10 +62,8 @@ print_keys(pg_keytoken *kt, CK_OBJECT_HANDLE priv, CK_OBJECT_HANDLE pub, bool js
 
 	if (json) {
 		pg_store_json_begin(&j, kt);
-		pg_json_key(&j, "private-key");
-		pg_json_text(&j, priv_uri ? priv_uri : "");
-		pg_json_key(&j, "public-key");
-		pg_json_text(&j, pub_uri ? pub_uri : "");
+		pg_json_key_text(&j, "private-key", priv_uri ? priv_uri : "");
+		pg_json_key_text(&j, "public-key", pub_uri ? pub_uri : "");
 		pg_store_json_end(&j, NULL);
 	} else {
 		printf("private key: %s\n", priv_uri ? priv_uri : "?");
@@ -110,8 +108,7 @@ check_type(const char *command, const char *type, const char *label, const pg_ke
 int
 pg_cmd_generate_keypair(int argc, char **argv)
 {
-	pg_pins pins = { 0 };
-	pg_store_opts opts = { .pins = &pins };
+	pg_store_opts opts = { 0 };
 	keygen_args a = { 0 };
 	const char *type = NULL, *id_text = NULL;
 	unsigned char *id = NULL;
@@ -122,7 +119,7 @@ pg_cmd_generate_keypair(int argc, char **argv)
 		{ "label", 0, PG_OPT_TEXT, &a.label, 0 },
 		{ "id", 0, PG_OPT_TEXT, &id_text, 0 },
 		{ "json", 0, PG_OPT_FLAG, &a.json, 0 },
-		PG_PIN_OPTION(&pins),
+		PG_PIN_OPTION(&opts.pins),
 	};
 	int status = pg_store_options(argc, argv, table, PG_N_ELEMENTS(table), generate_usage, &opts,
 	                              false, &uri);
@@ -138,7 +135,7 @@ pg_cmd_generate_keypair(int argc, char **argv)
 			status = do_generate(&kt, uri, &a);
 		pg_keytoken_clear(&kt);
 	}
-	pg_pins_clear(&pins);
+	pg_pins_clear(&opts.pins);
 	p11glue_uri_free(uri);
 	free(id);
 	return status;

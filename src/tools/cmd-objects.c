@@ -42,10 +42,8 @@ print_object(pg_keytoken *kt, CK_OBJECT_HANDLE obj, void *data)
 
 	if (w->json) {
 		pg_json_begin_object(&w->out);
-		pg_json_key(&w->out, "uri");
-		pg_json_text(&w->out, uri ? uri : "");
-		pg_json_key(&w->out, "class");
-		pg_json_string(&w->out, class_name ? class_name : "unknown");
+		pg_json_key_text(&w->out, "uri", uri ? uri : "");
+		pg_json_key_string(&w->out, "class", class_name ? class_name : "unknown");
 		if (label) {
 			pg_json_key(&w->out, "label");
 			pg_json_bytes(&w->out, label, label_len);
@@ -54,14 +52,11 @@ print_object(pg_keytoken *kt, CK_OBJECT_HANDLE obj, void *data)
 			char *hex = malloc(id_len * 2 + 1);
 			for (size_t i = 0; hex && i < id_len; i++)
 				snprintf(hex + i * 2, 3, "%02x", id[i]);
-			pg_json_key(&w->out, "id");
-			pg_json_string(&w->out, hex ? (hex[id_len * 2] = 0, hex) : "");
+			pg_json_key_string(&w->out, "id", hex ? (hex[id_len * 2] = 0, hex) : "");
 			free(hex);
 		}
-		if (key_name) {
-			pg_json_key(&w->out, "key-type");
-			pg_json_string(&w->out, key_name);
-		}
+		if (key_name)
+			pg_json_key_string(&w->out, "key-type", key_name);
 		pg_json_end_object(&w->out);
 	} else {
 		printf("Object: %s\n    class: %s\n", uri ? uri : "?", class_name ? class_name : "unknown");

@@ -161,12 +161,9 @@ print_token_json(pg_json *json, const pg_token *t)
 	pg_json_begin_object(json);
 	pg_json_key(json, "label");
 	pg_json_padded(json, t->token.label, sizeof(t->token.label));
-	pg_json_key(json, "uri");
-	pg_json_text(json, uri ? uri : "");
-	pg_json_key(json, "module");
-	pg_json_string(json, p11glue_module_name(t->module));
-	pg_json_key(json, "slot-id");
-	pg_json_ulong(json, t->slot);
+	pg_json_key_text(json, "uri", uri ? uri : "");
+	pg_json_key_string(json, "module", p11glue_module_name(t->module));
+	pg_json_key_ulong(json, "slot-id", t->slot);
 	pg_json_key(json, "manufacturer");
 	pg_json_padded(json, t->token.manufacturerID, sizeof(t->token.manufacturerID));
 	pg_json_key(json, "model");
@@ -175,14 +172,11 @@ print_token_json(pg_json *json, const pg_token *t)
 	pg_json_padded(json, t->token.serialNumber, sizeof(t->token.serialNumber));
 	snprintf(version, sizeof(version), "%u.%u", t->token.hardwareVersion.major,
 	         t->token.hardwareVersion.minor);
-	pg_json_key(json, "hardware-version");
-	pg_json_string(json, version);
+	pg_json_key_string(json, "hardware-version", version);
 	snprintf(version, sizeof(version), "%u.%u", t->token.firmwareVersion.major,
 	         t->token.firmwareVersion.minor);
-	pg_json_key(json, "firmware-version");
-	pg_json_string(json, version);
-	pg_json_key(json, "flags");
-	pg_json_begin_array(json);
+	pg_json_key_string(json, "firmware-version", version);
+	pg_json_key_begin_array(json, "flags");
 	for (size_t i = 0; i < PG_N_ELEMENTS(token_flags); i++) {
 		if (t->token.flags & token_flags[i].flag)
 			pg_json_string(json, token_flags[i].name);
@@ -229,10 +223,9 @@ print_module(const pg_token_modules *modules, p11glue_module *mod, pg_json *json
 		         info.libraryVersion.minor);
 	if (json) {
 		pg_json_begin_object(json);
-		pg_json_key(json, "name");
-		pg_json_string(json, p11glue_module_name(mod));
-		pg_json_key(json, "module");
-		pg_json_string(json, p11glue_module_filename(mod) ? p11glue_module_filename(mod) : "");
+		pg_json_key_string(json, "name", p11glue_module_name(mod));
+		pg_json_key_string(json, "module",
+		                   p11glue_module_filename(mod) ? p11glue_module_filename(mod) : "");
 	} else {
 		printf("%s: %s\n", p11glue_module_name(mod),
 		       p11glue_module_filename(mod) ? p11glue_module_filename(mod) : "");
@@ -241,8 +234,7 @@ print_module(const pg_token_modules *modules, p11glue_module *mod, pg_json *json
 		error = pg_token_ckr(rv);
 	if (error != NULL) {
 		if (json) {
-			pg_json_key(json, "error");
-			pg_json_string(json, error);
+			pg_json_key_string(json, "error", error);
 			pg_json_end_object(json);
 		} else {
 			printf("    error: %s\n", error);
@@ -254,10 +246,8 @@ print_module(const pg_token_modules *modules, p11glue_module *mod, pg_json *json
 		pg_json_padded(json, info.libraryDescription, sizeof(info.libraryDescription));
 		pg_json_key(json, "library-manufacturer");
 		pg_json_padded(json, info.manufacturerID, sizeof(info.manufacturerID));
-		pg_json_key(json, "library-version");
-		pg_json_string(json, version);
-		pg_json_key(json, "tokens");
-		pg_json_begin_array(json);
+		pg_json_key_string(json, "library-version", version);
+		pg_json_key_begin_array(json, "tokens");
 	} else {
 		printf("    library-description: %.*s\n", PADDED(info.libraryDescription));
 		printf("    library-manufacturer: %.*s\n", PADDED(info.manufacturerID));
@@ -367,14 +357,10 @@ print_mechanism(pg_json *json, CK_MECHANISM_TYPE type, const CK_MECHANISM_INFO *
 	snprintf(hex, sizeof(hex), "0x%08lx", type);
 	if (json) {
 		pg_json_begin_object(json);
-		pg_json_key(json, "mechanism");
-		pg_json_string(json, name ? name : hex);
-		pg_json_key(json, "min-key-size");
-		pg_json_ulong(json, info->ulMinKeySize);
-		pg_json_key(json, "max-key-size");
-		pg_json_ulong(json, info->ulMaxKeySize);
-		pg_json_key(json, "flags");
-		pg_json_begin_array(json);
+		pg_json_key_string(json, "mechanism", name ? name : hex);
+		pg_json_key_ulong(json, "min-key-size", info->ulMinKeySize);
+		pg_json_key_ulong(json, "max-key-size", info->ulMaxKeySize);
+		pg_json_key_begin_array(json, "flags");
 	} else {
 		printf("    %s (%s): key size %lu-%lu,", name ? name : hex, hex,
 		       info->ulMinKeySize, info->ulMaxKeySize);
@@ -408,8 +394,7 @@ list_token_mechanisms(const pg_token *t, void *data)
 		pg_json_begin_object(json);
 		pg_json_key(json, "token");
 		pg_json_padded(json, t->token.label, sizeof(t->token.label));
-		pg_json_key(json, "mechanisms");
-		pg_json_begin_array(json);
+		pg_json_key_begin_array(json, "mechanisms");
 	} else {
 		printf("token: %.*s\n", PADDED(t->token.label));
 	}
@@ -454,12 +439,10 @@ print_map(pg_json *json, const pg_conf_map *map)
 	if (json)
 		pg_json_begin_object(json);
 	for (size_t i = 0; i < map->n; i++) {
-		if (json) {
-			pg_json_key(json, map->items[i].key);
-			pg_json_string(json, map->items[i].value);
-		} else {
+		if (json)
+			pg_json_key_string(json, map->items[i].key, map->items[i].value);
+		else
 			printf("    %s: %s\n", map->items[i].key, map->items[i].value);
-		}
 	}
 	if (json)
 		pg_json_end_object(json);
@@ -470,12 +453,10 @@ print_conf(const pg_conf *conf, pg_json *json)
 {
 	if (json) {
 		pg_json_begin_object(json);
-		pg_json_key(json, "user-config");
-		pg_json_string(json, conf->user_config);
+		pg_json_key_string(json, "user-config", conf->user_config);
 		pg_json_key(json, "global");
 		print_map(json, &conf->global);
-		pg_json_key(json, "modules");
-		pg_json_begin_object(json);
+		pg_json_key_begin_object(json, "modules");
 	} else {
 		printf("global (user-config: %s):\n", conf->user_config);
 		print_map(NULL, &conf->global);
@@ -483,14 +464,10 @@ print_conf(const pg_conf *conf, pg_json *json)
 	for (size_t i = 0; i < conf->n_modules; i++) {
 		const pg_conf_module *m = &conf->modules[i];
 		if (json) {
-			pg_json_key(json, m->name);
-			pg_json_begin_object(json);
-			pg_json_key(json, "file");
-			pg_json_string(json, m->file);
-			if (m->error) {
-				pg_json_key(json, "error");
-				pg_json_string(json, m->error);
-			}
+			pg_json_key_begin_object(json, m->name);
+			pg_json_key_string(json, "file", m->file);
+			if (m->error)
+				pg_json_key_string(json, "error", m->error);
 			pg_json_key(json, "settings");
 			print_map(json, &m->values);
 			pg_json_end_object(json);

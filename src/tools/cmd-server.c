@@ -10,7 +10,6 @@
 #include "tool.h"
 #include "listen.h"
 
-#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -167,16 +166,7 @@ pg_cmd_server(int argc, char **argv)
 		print_address(socket_path, pid, csh);
 		_exit(PG_EXIT_OK);
 	}
-	setsid();
-	if (chdir("/") != 0)
+	if (!pg_detach())
 		return PG_EXIT_FAIL;
-	int null = open("/dev/null", O_RDWR);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		if (null > 2)
-			close(null);
-	}
 	return pg_rpc_listener_run(&s, fd);
 }

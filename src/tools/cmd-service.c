@@ -172,12 +172,11 @@ remote_of(const char *socket_path)
 int
 pg_cmd_unlock(int argc, char **argv)
 {
-	pg_pins pins = { 0 };
-	pg_store_opts o = { .pins = &pins };
+	pg_store_opts o = { 0 };
 	const char *socket_path = NULL;
 	bool pinentry = false, was = false;
 	const pg_opt table[] = {
-		PG_PIN_OPTION(&pins),
+		PG_PIN_OPTION(&o.pins),
 		{ "pinentry", 0, PG_OPT_FLAG, &pinentry, 0 },
 		{ "socket", 0, PG_OPT_TEXT, &socket_path, 0 },
 	};
@@ -214,7 +213,7 @@ pg_cmd_unlock(int argc, char **argv)
 		       was ? "was unlocked already" : "unlocked for this session");
 out:
 	pg_keytoken_clear(&kt);
-	pg_pins_clear(&pins);
+	pg_pins_clear(&o.pins);
 	p11glue_uri_free(uri);
 	free(client);
 	free(remote);

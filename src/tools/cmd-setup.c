@@ -297,8 +297,7 @@ json_lines(pg_json *json, const char *key, const pg_buf *buf)
 	const char *p = pg_buf_text(buf), *line;
 	size_t n;
 
-	pg_json_key(json, key);
-	pg_json_begin_array(json);
+	pg_json_key_begin_array(json, key);
 	while (pg_next_line(&p, &line, &n))
 		pg_json_bytes(json, line, n);
 	pg_json_end_array(json);
@@ -313,19 +312,14 @@ json_plan(pg_json *json, const pg_setup_plan *plan, const char *result, bool dry
 		{ "would create", "would change", "would remove" },
 	};
 
-	pg_json_key(json, plan->target);
-	pg_json_begin_object(json);
-	pg_json_key(json, "result");
-	pg_json_string(json, result);
-	pg_json_key(json, "files");
-	pg_json_begin_array(json);
+	pg_json_key_begin_object(json, plan->target);
+	pg_json_key_string(json, "result", result);
+	pg_json_key_begin_array(json, "files");
 	for (size_t i = 0; strcmp(result, "failed") != 0 && i < plan->n; i++) {
 		const pg_setup_edit *e = &plan->edits[i];
 		pg_json_begin_object(json);
-		pg_json_key(json, "path");
-		pg_json_text(json, e->path);
-		pg_json_key(json, "action");
-		pg_json_string(json, actions[dry_run][!e->existed ? 0 : e->new_text ? 1 : 2]);
+		pg_json_key_text(json, "path", e->path);
+		pg_json_key_string(json, "action", actions[dry_run][!e->existed ? 0 : e->new_text ? 1 : 2]);
 		json_lines(json, "added", &e->added);
 		json_lines(json, "removed", &e->removed);
 		pg_json_end_object(json);
@@ -522,14 +516,10 @@ pg_cmd_status(int argc, char **argv)
 		memset(&st, 0, sizeof(st));
 		pg_setup_targets[i]->status(&env, &st);
 		if (json) {
-			pg_json_key(&out, pg_setup_targets[i]->name);
-			pg_json_begin_object(&out);
-			pg_json_key(&out, "state");
-			pg_json_text(&out, st.state);
-			for (size_t k = 0; k < st.n; k++) {
-				pg_json_key(&out, st.keys[k]);
-				pg_json_string(&out, st.values[k]);
-			}
+			pg_json_key_begin_object(&out, pg_setup_targets[i]->name);
+			pg_json_key_text(&out, "state", st.state);
+			for (size_t k = 0; k < st.n; k++)
+				pg_json_key_string(&out, st.keys[k], st.values[k]);
 			pg_json_end_object(&out);
 		} else {
 			printf("%s: %s\n", pg_setup_targets[i]->name, st.state);

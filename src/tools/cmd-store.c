@@ -16,8 +16,7 @@ print_pin_json(pg_keytoken *kt, const char *key, const char *value)
 	pg_json j;
 
 	pg_store_json_begin(&j, kt);
-	pg_json_key(&j, key);
-	pg_json_string(&j, value);
+	pg_json_key_string(&j, key, value);
 	pg_store_json_end(&j, NULL);
 }
 
@@ -101,12 +100,9 @@ print_token(pg_keytoken *kt, const char *label, bool exists, bool json)
 
 	if (json) {
 		pg_store_json_begin(&j, kt);
-		pg_json_key(&j, "label");
-		pg_json_string(&j, label);
-		pg_json_key(&j, "slot");
-		pg_json_ulong(&j, kt->slot);
-		pg_json_key(&j, "reinitialized");
-		pg_json_bool(&j, exists);
+		pg_json_key_string(&j, "label", label);
+		pg_json_key_ulong(&j, "slot", kt->slot);
+		pg_json_key_bool(&j, "reinitialized", exists);
 		pg_store_json_end(&j, NULL);
 		return;
 	}
@@ -161,8 +157,7 @@ do_init_token(pg_keytoken *kt, const p11glue_uri *uri, const char *label, bool f
 int
 pg_cmd_init_token(int argc, char **argv)
 {
-	pg_pins pins = { 0 };
-	pg_store_opts opts = { .pins = &pins };
+	pg_store_opts opts = { 0 };
 	pg_keytoken kt;
 	const char *label = NULL;
 	char *from_uri = NULL;
@@ -171,7 +166,7 @@ pg_cmd_init_token(int argc, char **argv)
 	size_t len;
 	const pg_opt table[] = {
 		{ "label", 0, PG_OPT_TEXT, &label, 0 },
-		PG_SO_PIN_OPTION(&pins),
+		PG_SO_PIN_OPTION(&opts.pins),
 		{ "force", 0, PG_OPT_FLAG, &force, 0 },
 		{ "json", 0, PG_OPT_FLAG, &json, 0 },
 	};
@@ -199,7 +194,7 @@ pg_cmd_init_token(int argc, char **argv)
 	if (status == PG_EXIT_OK)
 		status = do_init_token(&kt, uri, label, force, json);
 	pg_keytoken_clear(&kt);
-	pg_pins_clear(&pins);
+	pg_pins_clear(&opts.pins);
 	p11glue_uri_free(uri);
 	free(from_uri);
 	return status;
@@ -333,20 +328,19 @@ do_set_pin(pg_keytoken *kt, const p11glue_uri *uri, bool so, const char *new_sou
 static int
 pin_command(int argc, char **argv, bool set)
 {
-	pg_pins pins = { 0 };
-	pg_store_opts opts = { .pins = &pins };
+	pg_store_opts opts = { 0 };
 	const char *new_source = NULL;
 	p11glue_uri *uri = NULL;
 	pg_keytoken kt;
 	bool so = false, json = false;
 	const pg_opt init_table[] = {
-		PG_SO_PIN_OPTION(&pins),
+		PG_SO_PIN_OPTION(&opts.pins),
 		{ "new-pin-source", 0, PG_OPT_TEXT, &new_source, 0 },
 		{ "json", 0, PG_OPT_FLAG, &json, 0 },
 	};
 	const pg_opt set_table[] = {
-		PG_PIN_OPTION(&pins),
-		PG_SO_PIN_OPTION(&pins),
+		PG_PIN_OPTION(&opts.pins),
+		PG_SO_PIN_OPTION(&opts.pins),
 		{ "new-pin-source", 0, PG_OPT_TEXT, &new_source, 0 },
 		{ "so", 0, PG_OPT_FLAG, &so, 0 },
 		{ "json", 0, PG_OPT_FLAG, &json, 0 },
@@ -363,7 +357,7 @@ pin_command(int argc, char **argv, bool set)
 			             : do_init_pin(&kt, uri, new_source, json);
 		pg_keytoken_clear(&kt);
 	}
-	pg_pins_clear(&pins);
+	pg_pins_clear(&opts.pins);
 	p11glue_uri_free(uri);
 	return status;
 }

@@ -65,14 +65,37 @@ report_text(const pg_check *ck, bool verbose)
 static void
 json_item_head(pg_json *j, const pg_check_item *it)
 {
-	pg_json_key(j, "certificate");
-	pg_json_string(j, it->name);
-	pg_json_key(j, "kind");
-	pg_json_string(j, it->kind);
-	pg_json_key(j, it->x ? "sha1" : "serial");
-	pg_json_string(j, it->id);
-	pg_json_key(j, "expected");
-	pg_json_string(j, it->expect_accept ? "accept" : "reject");
+	pg_json_key_string(j, "certificate", it->name);
+	pg_json_key_string(j, "kind", it->kind);
+	pg_json_key_string(j, it->x ? "sha1" : "serial", it->id);
+	pg_json_key_string(j, "expected", it->expect_accept ? "accept" : "reject");
+}
+
+/*
+ * The array key of what each consumer decided against the expectation
+ * (na false), or could not express at all (na true): one object per
+ * item and consumer.
+ */
+static void
+json_findings(pg_json *j, const pg_check *ck, const char *key, bool na)
+{
+	pg_json_key_begin_array(j, key);
+	for (size_t i = 0; i < ck->n_items; i++)
+		for (size_t n = 0; n < ck->n_consumers; n++) {
+			const pg_check_item *it = &ck->items[i];
+			int d = it->decision[n];
+			if ((d == PG_CHECK_NA) != na ||
+			    (!na && (d == PG_CHECK_ACCEPT) == it->expect_accept))
+				continue;
+			pg_json_begin_object(j);
+			json_item_head(j, it);
+			pg_json_key_string(j, "consumer", ck->consumers[n]->name);
+			if (!na)
+				pg_json_key_string(j, "actual", pg_check_decision_names[d]);
+			pg_json_key_string(j, "reason", it->why[n]);
+			pg_json_end_object(j);
+		}
+	pg_json_end_array(j);
 }
 
 static void
@@ -82,23 +105,16 @@ report_json(const pg_check *ck, bool verbose)
 
 	pg_json_init(&j, stdout);
 	pg_json_begin_object(&j);
-	pg_json_key(&j, "purpose");
-	pg_json_string(&j, ck->k.purpose_name);
-	pg_json_key(&j, "anchors");
-	pg_json_ulong(&j, ck->n_anchors);
-	pg_json_key(&j, "distrusted");
-	pg_json_ulong(&j, ck->n_distrusted);
-	pg_json_key(&j, "revoked");
-	pg_json_ulong(&j, ck->n_revoked);
-	pg_json_key(&j, "agree");
-	pg_json_bool(&j, ck->n_disagree == 0);
-	pg_json_key(&j, "consumers");
-	pg_json_begin_array(&j);
+	pg_json_key_string(&j, "purpose", ck->k.purpose_name);
+	pg_json_key_ulong(&j, "anchors", ck->n_anchors);
+	pg_json_key_ulong(&j, "distrusted", ck->n_distrusted);
+	pg_json_key_ulong(&j, "revoked", ck->n_revoked);
+	pg_json_key_bool(&j, "agree", ck->n_disagree == 0);
+	pg_json_key_begin_array(&j, "consumers");
 	for (size_t n = 0; n < ck->n_consumers; n++)
 		pg_json_string(&j, ck->consumers[n]->name);
 	pg_json_end_array(&j);
-	pg_json_key(&j, "notes");
-	pg_json_begin_array(&j);
+	pg_json_key_begin_array(&j, "notes");
 	for (size_t n = 0; n < ck->n_consumers; n++)
 		if (ck->consumers[n]->note) {
 			char line[1200];
@@ -107,55 +123,18 @@ report_json(const pg_check *ck, bool verbose)
 			pg_json_string(&j, line);
 		}
 	pg_json_end_array(&j);
-	pg_json_key(&j, "disagreements");
-	pg_json_begin_array(&j);
-	for (size_t i = 0; i < ck->n_items; i++)
-		for (size_t n = 0; n < ck->n_consumers; n++) {
-			const pg_check_item *it = &ck->items[i];
-			int d = it->decision[n];
-			if (d == PG_CHECK_NA || (d == PG_CHECK_ACCEPT) == it->expect_accept)
-				continue;
-			pg_json_begin_object(&j);
-			json_item_head(&j, it);
-			pg_json_key(&j, "consumer");
-			pg_json_string(&j, ck->consumers[n]->name);
-			pg_json_key(&j, "actual");
-			pg_json_string(&j, pg_check_decision_names[d]);
-			pg_json_key(&j, "reason");
-			pg_json_string(&j, it->why[n]);
-			pg_json_end_object(&j);
-		}
-	pg_json_end_array(&j);
-	pg_json_key(&j, "cannot_express");
-	pg_json_begin_array(&j);
-	for (size_t i = 0; i < ck->n_items; i++)
-		for (size_t n = 0; n < ck->n_consumers; n++) {
-			const pg_check_item *it = &ck->items[i];
-			if (it->decision[n] != PG_CHECK_NA)
-				continue;
-			pg_json_begin_object(&j);
-			json_item_head(&j, it);
-			pg_json_key(&j, "consumer");
-			pg_json_string(&j, ck->consumers[n]->name);
-			pg_json_key(&j, "reason");
-			pg_json_string(&j, it->why[n]);
-			pg_json_end_object(&j);
-		}
-	pg_json_end_array(&j);
+	json_findings(&j, ck, "disagreements", false);
+	json_findings(&j, ck, "cannot_express", true);
 	if (verbose) {
-		pg_json_key(&j, "results");
-		pg_json_begin_array(&j);
+		pg_json_key_begin_array(&j, "results");
 		for (size_t i = 0; i < ck->n_items; i++) {
 			const pg_check_item *it = &ck->items[i];
 			pg_json_begin_object(&j);
 			json_item_head(&j, it);
 			for (size_t n = 0; n < ck->n_consumers; n++) {
-				pg_json_key(&j, ck->consumers[n]->name);
-				pg_json_begin_object(&j);
-				pg_json_key(&j, "decision");
-				pg_json_string(&j, pg_check_decision_names[it->decision[n]]);
-				pg_json_key(&j, "reason");
-				pg_json_string(&j, it->why[n]);
+				pg_json_key_begin_object(&j, ck->consumers[n]->name);
+				pg_json_key_string(&j, "decision", pg_check_decision_names[it->decision[n]]);
+				pg_json_key_string(&j, "reason", it->why[n]);
 				pg_json_end_object(&j);
 			}
 			pg_json_end_object(&j);

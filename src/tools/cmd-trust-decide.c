@@ -45,10 +45,8 @@ static void
 json_compat(pg_json *j, const pg_compat_report *c)
 {
 	pg_json_begin_object(j);
-	pg_json_key(j, "level");
-	pg_json_string(j, c->level ? c->level : "");
-	pg_json_key(j, "updated");
-	pg_json_bool(j, c->updated);
+	pg_json_key_string(j, "level", c->level ? c->level : "");
+	pg_json_key_bool(j, "updated", c->updated);
 	pg_json_key(j, "changed");
 	json_lines(j, &c->changed);
 	pg_json_key(j, "notes");
@@ -78,35 +76,22 @@ report(const char *operation, const pg_decide_report *r, int rv, bool json, bool
 	}
 	pg_json_init(&j, stdout);
 	pg_json_begin_object(&j);
-	pg_json_key(&j, "operation");
-	pg_json_string(&j, operation);
-	pg_json_key(&j, "ok");
-	pg_json_bool(&j, rv == PG_EXIT_OK);
-	pg_json_key(&j, "level");
-	pg_json_string(&j, r->level ? r->level : "");
-	pg_json_key(&j, "location");
-	pg_json_text(&j, r->location);
-	pg_json_key(&j, "results");
-	pg_json_begin_array(&j);
+	pg_json_key_string(&j, "operation", operation);
+	pg_json_key_bool(&j, "ok", rv == PG_EXIT_OK);
+	pg_json_key_string(&j, "level", r->level ? r->level : "");
+	pg_json_key_text(&j, "location", r->location);
+	pg_json_key_begin_array(&j, "results");
 	for (size_t i = 0; i < r->n_items; i++) {
 		const pg_decide_item *it = &r->items[i];
 		pg_json_begin_object(&j);
-		pg_json_key(&j, "operand");
-		pg_json_text(&j, it->operand);
-		pg_json_key(&j, "certificate");
-		pg_json_string(&j, it->certificate ? it->certificate : "");
-		pg_json_key(&j, "sha1");
-		pg_json_text(&j, it->sha1);
-		pg_json_key(&j, "result");
-		pg_json_string(&j, it->result ? it->result : "failed");
-		if (it->replaced) {
-			pg_json_key(&j, "replaced");
-			pg_json_string(&j, it->replaced);
-		}
-		if (it->file) {
-			pg_json_key(&j, "file");
-			pg_json_text(&j, it->file);
-		}
+		pg_json_key_text(&j, "operand", it->operand);
+		pg_json_key_string(&j, "certificate", it->certificate ? it->certificate : "");
+		pg_json_key_text(&j, "sha1", it->sha1);
+		pg_json_key_string(&j, "result", it->result ? it->result : "failed");
+		if (it->replaced)
+			pg_json_key_string(&j, "replaced", it->replaced);
+		if (it->file)
+			pg_json_key_text(&j, "file", it->file);
 		pg_json_end_object(&j);
 	}
 	pg_json_end_array(&j);

@@ -207,18 +207,12 @@ list_revoked(const pg_trevoked *r, pg_json *json)
 
 	if (json) {
 		pg_json_begin_object(json);
-		pg_json_key(json, "type");
-		pg_json_string(json, "certificate");
-		pg_json_key(json, "label");
-		pg_json_string(json, r->label);
-		pg_json_key(json, "trust");
-		pg_json_string(json, "distrusted");
-		pg_json_key(json, "category");
-		pg_json_string(json, "unspecified");
-		pg_json_key(json, "issuer");
-		pg_json_string(json, issuer ? issuer : "");
-		pg_json_key(json, "serial");
-		pg_json_string(json, serial ? serial : "");
+		pg_json_key_string(json, "type", "certificate");
+		pg_json_key_string(json, "label", r->label);
+		pg_json_key_string(json, "trust", "distrusted");
+		pg_json_key_string(json, "category", "unspecified");
+		pg_json_key_string(json, "issuer", issuer ? issuer : "");
+		pg_json_key_string(json, "serial", serial ? serial : "");
 		pg_json_end_object(json);
 	} else {
 		printf("pkcs11:type=cert\n    type: certificate\n    label: %s\n    trust: distrusted\n"
@@ -260,14 +254,10 @@ pg_cmd_trust_list(int argc, char **argv)
 			pg_json_begin_object(&json);
 			pg_json_key(&json, "id");
 			pg_json_bytes(&json, c->id ? c->id : (unsigned char *)"", c->id ? c->id_len : 0);
-			pg_json_key(&json, "type");
-			pg_json_string(&json, "certificate");
-			pg_json_key(&json, "label");
-			pg_json_string(&json, c->label);
-			pg_json_key(&json, "trust");
-			pg_json_string(&json, trust);
-			pg_json_key(&json, "category");
-			pg_json_string(&json, category_name(c->category));
+			pg_json_key_string(&json, "type", "certificate");
+			pg_json_key_string(&json, "label", c->label);
+			pg_json_key_string(&json, "trust", trust);
+			pg_json_key_string(&json, "category", category_name(c->category));
 			pg_json_end_object(&json);
 			continue;
 		}
@@ -317,14 +307,10 @@ pg_cmd_trust_extract(int argc, char **argv)
 		pg_json json;
 		pg_json_init(&json, stdout);
 		pg_json_begin_object(&json);
-		pg_json_key(&json, "operation");
-		pg_json_string(&json, "extract");
-		pg_json_key(&json, "ok");
-		pg_json_bool(&json, rv == PG_EXIT_OK);
-		pg_json_key(&json, "format");
-		pg_json_string(&json, o.format);
-		pg_json_key(&json, "destination");
-		pg_json_text(&json, argv[o.next]);
+		pg_json_key_string(&json, "operation", "extract");
+		pg_json_key_bool(&json, "ok", rv == PG_EXIT_OK);
+		pg_json_key_string(&json, "format", o.format);
+		pg_json_key_text(&json, "destination", argv[o.next]);
 		pg_json_end_object(&json);
 		pg_json_finish(&json);
 	}

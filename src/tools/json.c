@@ -66,6 +66,20 @@ void pg_json_begin_array(pg_json *json) { open_container(json, '['); }
 void pg_json_end_array(pg_json *json) { close_container(json, ']'); }
 
 void
+pg_json_key_begin_object(pg_json *json, const char *key)
+{
+	pg_json_key(json, key);
+	open_container(json, '{');
+}
+
+void
+pg_json_key_begin_array(pg_json *json, const char *key)
+{
+	pg_json_key(json, key);
+	open_container(json, '[');
+}
+
+void
 pg_json_key(pg_json *json, const char *key)
 {
 	before(json);
@@ -78,6 +92,13 @@ void
 pg_json_string(pg_json *json, const char *value)
 {
 	pg_json_bytes(json, value, strlen(value));
+}
+
+void
+pg_json_key_string(pg_json *json, const char *key, const char *value)
+{
+	pg_json_key(json, key);
+	pg_json_string(json, value);
 }
 
 void
@@ -94,6 +115,13 @@ pg_json_text(pg_json *json, const char *text)
 			fputc(*p, json->out);
 	}
 	fputc('"', json->out);
+}
+
+void
+pg_json_key_text(pg_json *json, const char *key, const char *text)
+{
+	pg_json_key(json, key);
+	pg_json_text(json, text);
 }
 
 void
@@ -119,10 +147,24 @@ pg_json_ulong(pg_json *json, unsigned long value)
 }
 
 void
+pg_json_key_ulong(pg_json *json, const char *key, unsigned long value)
+{
+	pg_json_key(json, key);
+	pg_json_ulong(json, value);
+}
+
+void
 pg_json_bool(pg_json *json, bool value)
 {
 	before(json);
 	fputs(value ? "true" : "false", json->out);
+}
+
+void
+pg_json_key_bool(pg_json *json, const char *key, bool value)
+{
+	pg_json_key(json, key);
+	pg_json_bool(json, value);
 }
 
 void

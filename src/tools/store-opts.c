@@ -69,16 +69,14 @@ pg_store_json_begin(pg_json *j, const pg_keytoken *kt)
 
 	pg_json_init(j, stdout);
 	pg_json_begin_object(j);
-	pg_json_key(j, "token");
-	pg_json_text(j, uri ? uri : "");
+	pg_json_key_text(j, "token", uri ? uri : "");
 	free(uri);
 }
 
 void
 pg_store_json_uris(pg_json *j, const char *key, const pg_report *r, const char *what)
 {
-	pg_json_key(j, key);
-	pg_json_begin_array(j);
+	pg_json_key_begin_array(j, key);
 	for (size_t i = 0; i < r->n; i++) {
 		if (strcmp(r->items[i].what, what) == 0)
 			pg_json_text(j, r->items[i].uri ? r->items[i].uri : "");

@@ -117,6 +117,9 @@ void pg_json_end_object(pg_json *json);
 void pg_json_begin_array(pg_json *json);
 void pg_json_end_array(pg_json *json);
 void pg_json_key(pg_json *json, const char *key);
+/* pg_json_key, then the object or array that is its value begins. */
+void pg_json_key_begin_object(pg_json *json, const char *key);
+void pg_json_key_begin_array(pg_json *json, const char *key);
 /* A string whose bytes that are not printable ASCII, and '%', appear as
  * %XX (the convention for PKCS#11 values, which are bytes). */
 void pg_json_string(pg_json *json, const char *value);
@@ -127,6 +130,11 @@ void pg_json_bytes(pg_json *json, const void *value, size_t len);
 void pg_json_padded(pg_json *json, const unsigned char *value, size_t size);
 void pg_json_ulong(pg_json *json, unsigned long value);
 void pg_json_bool(pg_json *json, bool value);
+/* An object's member: pg_json_key, then the value as above. */
+void pg_json_key_string(pg_json *json, const char *key, const char *value);
+void pg_json_key_text(pg_json *json, const char *key, const char *text);
+void pg_json_key_ulong(pg_json *json, const char *key, unsigned long value);
+void pg_json_key_bool(pg_json *json, const char *key, bool value);
 /* Ends the document with a newline. */
 void pg_json_finish(pg_json *json);
 
