@@ -36,10 +36,11 @@ stop_gnupg() {
 	gpgconf --homedir "$work/gnupg" --kill all >/dev/null 2>&1
 	for pid in "${gnupg_pids[@]}"; do kill "$pid" 2>/dev/null; done
 }
-agent_pid= server_pid=
+agent_pid= server_pid= service_pid=
 # Everything the job started is stopped, and the directory removed.
 cleanup() {
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null
+	[ -n "$service_pid" ] && kill "$service_pid" 2>/dev/null
 	[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
 	stop_gnupg
 	rm -rf "$work"
@@ -232,18 +233,25 @@ stop_gnupg
 
 # One command for every program of a user (a home in the temporary
 # directory): the registry, the NSS databases Chromium and Firefox read,
-# ssh, OpenSSL and GnuPG; what it did is shown, then undone.
-user=(env HOME="$work/home")
+# ssh, OpenSSL and GnuPG, all reaching the store through the user's
+# session service; one unlock serves them all. What it did is shown,
+# then undone.
+user=(env HOME="$work/home" XDG_RUNTIME_DIR="$work/run" P11GLUE_PINENTRY=none)
 mkdir -p "$work/home"
+mkdir -m 700 "$work/run"
 step "what 'p11glue setup' would change for this user (--dry-run)" "${user[@]}" "$p11glue" setup --dry-run
 step "every program set up (p11glue setup)" "${user[@]}" "$p11glue" setup
-step "what is set up where (p11glue status)" "${user[@]}" "$p11glue" status
+step "the key store unlocked once for the session (p11glue unlock)" \
+	"${user[@]}" "$p11glue" unlock --pin-source "$work/pin" pkcs11:token=mykeys
+service_pid=$("${user[@]}" "$p11glue" status --service 2>/dev/null | sed -n 's/.*service: running (pid \([0-9]*\),.*/\1/p')
+step "what is set up where, and the store unlocked (p11glue status)" "${user[@]}" "$p11glue" status
 step "ssh uses the key store for every host now (ssh -G, with the user's ~/.ssh/config)" \
 	sh -c 'ssh -G -F "$1" example.org | grep -i "^pkcs11provider"' sh "$work/home/.ssh/config"
-step "Chromium's NSS database sees the store's certificate and the system's anchors (certutil -L -h all)" \
-	sh -c 'certutil -L -d "sql:$1" -h all -f "$2" >"$3" && grep "^mykeys:" "$3" &&
-	       echo "and $(grep -c "^System Trust:.*CT,C,C" "$3") anchors from p11glue-trust.so"' \
-	sh "$work/home/.pki/nssdb" "$work/pin" "$work/nss-list"
+step "Chromium's NSS database sees the store's certificate and the system's anchors, no PIN asked (certutil -L -h all)" \
+	"${user[@]}" sh -c 'certutil -L -d "sql:$1" -h all </dev/null >"$2" && grep "^mykeys:" "$2" &&
+	       echo "and $(grep -c "^System Trust:.*CT,C,C" "$2") anchors from p11glue-trust.so"' \
+	sh "$work/home/.pki/nssdb" "$work/nss-list"
+step "the session's store locked again (p11glue lock)" "${user[@]}" "$p11glue" lock
 step "all of it undone (p11glue setup --undo)" "${user[@]}" "$p11glue" setup --undo
 
 # Remote tokens: the key store served on a socket (stopped by its PID at

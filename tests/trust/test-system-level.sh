@@ -59,9 +59,10 @@ sanitized=false
 ldd "$p11glue" | grep -q 'libasan\|libtsan' && sanitized=true
 
 as=
-user_home=$tmp/root
+user_home=$tmp/root user_run=$tmp/run
 mkdir -p "$user_home"
-export HOME=$user_home
+mkdir -m 700 "$user_run"
+export HOME=$user_home XDG_RUNTIME_DIR=$user_run
 port=$((20000 + RANDOM % 20000))
 pki=$tmp/pki
 make_pki "$pki" || { echo "1..0 # SKIP openssl could not make the test PKI"; exit 0; }

@@ -31,14 +31,15 @@ done
 sanitized=false
 ldd "$p11glue" | grep -q 'libasan\|libtsan' && sanitized=true
 
-user_home=$tmp/home
+user_home=$tmp/home user_run=$tmp/run
 mkdir -p "$user_home"
+mkdir -m 700 "$user_run"
 if [ "$(id -u)" = 0 ]; then
 	[ -n "${P11GLUE_IN_NETNS:-}" ] && ip link set lo up
 	as="setpriv --reuid=65534 --regid=65534 --clear-groups"
 	user_name=nobody
 	chmod 755 "$tmp"
-	chown 65534:65534 "$user_home"
+	chown 65534:65534 "$user_home" "$user_run"
 else
 	as=
 	user_name=$(id -un)
@@ -109,7 +110,7 @@ else
 fi
 # Without the login shell's variables, the files read are the system's:
 # every such client disagrees, and check says so (curl reads ~/.curlrc).
-run timeout 60 $as env -i HOME="$user_home" PATH=/usr/bin:/bin "$p11glue" trust check
+run timeout 60 $as env -i HOME="$user_home" XDG_RUNTIME_DIR="$user_run" PATH=/usr/bin:/bin "$p11glue" trust check
 for c in OpenSSL GnuTLS Java; do
 	grep -q "^disagreement: \"p11glue Test TLS Root\" (anchor): $c: expected accept, actual reject" <<<"$out" ||
 		missing_c+=" $c"

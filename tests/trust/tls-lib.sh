@@ -76,7 +76,10 @@ stop_server() {
 }
 
 # login CMD: runs CMD (a shell command) as $as in a login shell whose
-# environment is only HOME, USER, PATH and LANG (then ~/.profile's).
+# environment is only HOME, USER, PATH, LANG and XDG_RUNTIME_DIR (then
+# ~/.profile's). The runtime directory is the test's ($user_run), so that
+# a session service a program starts (p11glue-client.so) ends with the
+# test, when its socket is removed.
 login() {
 	local san=() v
 	# A sanitizer build's settings go on (meson's make its reports fail).
@@ -84,7 +87,7 @@ login() {
 		[ -n "${!v:-}" ] && san+=("$v=${!v}")
 	done
 	timeout 60 $as env -i HOME="$user_home" USER="${user_name:-root}" PATH=/usr/bin:/bin:/usr/sbin:/sbin \
-		LANG=C.UTF-8 "${san[@]}" bash --login -c "$1" </dev/null
+		LANG=C.UTF-8 XDG_RUNTIME_DIR="$user_run" "${san[@]}" bash --login -c "$1" </dev/null
 }
 
 # The probes: 0 when the client accepts the server's certificate.
