@@ -6,10 +6,15 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Longest run of reads that block without polling after polls missed. */
+#define SPIN_SKIP_MAX 64u
 
 /* ---------------------------------------------------------------------------
  * Encoding
@@ -294,6 +299,23 @@ pg_rpc_stream_init(pg_rpc_stream *s, int in_fd, int out_fd)
 }
 
 void
+pg_rpc_stream_set_spin(pg_rpc_stream *s, unsigned us)
+{
+	const char *env = getenv("P11GLUE_RPC_SPIN_US");
+	char *end;
+	unsigned long v;
+
+	if (env != NULL && env[0] != 0) {
+		v = strtoul(env, &end, 10);
+		if (*end == 0 && v <= 1000000)
+			us = (unsigned)v;
+	}
+	s->spin_ns = us * 1000u;
+	s->spin_skip = 0;
+	s->spin_backoff = 1;
+}
+
+void
 pg_rpc_stream_clear(pg_rpc_stream *s)
 {
 	if (s->buf)
@@ -310,6 +332,53 @@ pg_rpc_frame_clear(pg_rpc_frame *f)
 		pg_free_secret(f->body, f->len + 1);
 	f->body = NULL;
 	f->len = 0;
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Polls the socket for up to s->spin_ns (see pg_rpc_stream_set_spin):
+ * what recv() gave (bytes, 0 at EOF, -1 on an error), or -2 when nothing
+ * came in time (the caller then blocks).
+ */
+static ssize_t
+spin_read(pg_rpc_stream *s)
+{
+	uint64_t start = 0;
+	ssize_t got;
+
+	for (;;) {
+		got = recv(s->in_fd, s->buf + s->end, s->cap - s->end, MSG_DONTWAIT);
+		if (got >= 0) {
+			s->spin_backoff = 1;
+			return got;
+		}
+		if (errno == ENOTSOCK) {
+			s->spin_ns = 0;   /* a pipe: reads block */
+			return -2;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (start == 0) {
+			start = now_ns();
+		} else if (now_ns() - start >= s->spin_ns) {
+			/* Missed: block at once for the next reads, longer each miss. */
+			s->spin_skip = s->spin_backoff;
+			if (s->spin_backoff < SPIN_SKIP_MAX)
+				s->spin_backoff *= 2;
+			return -2;
+		}
+		/* A peer on this processor runs now; on another, this returns
+		 * at once unless something else waits for this processor. */
+		sched_yield();
+	}
 }
 
 /* Makes at least n bytes available in s->buf; 1, 0 (EOF) or -1. */
@@ -341,7 +410,13 @@ fill(pg_rpc_stream *s, size_t n)
 		}
 	}
 	while (s->end - s->start < n) {
-		got = read(s->in_fd, s->buf + s->end, s->cap - s->end);
+		got = -2;
+		if (s->spin_ns != 0 && s->spin_skip == 0)
+			got = spin_read(s);
+		else if (s->spin_skip != 0)
+			s->spin_skip--;
+		if (got == -2)
+			got = read(s->in_fd, s->buf + s->end, s->cap - s->end);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
