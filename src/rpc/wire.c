@@ -15,6 +15,8 @@
 
 /* Longest run of reads that block without polling after polls missed. */
 #define SPIN_SKIP_MAX 64u
+/* A yield that took this long ran something else on the processor. */
+#define SPIN_YIELD_SHARED_NS 3000u
 
 /* ---------------------------------------------------------------------------
  * Encoding
@@ -343,21 +345,44 @@ now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A poll that found the processor shared, or came to nothing: the next
+ * reads block at once, for longer each time. */
+static void
+spin_back_off(pg_rpc_stream *s)
+{
+	s->spin_skip = s->spin_backoff;
+	if (s->spin_backoff < SPIN_SKIP_MAX)
+		s->spin_backoff *= 2;
+}
+
 /*
  * Polls the socket for up to s->spin_ns (see pg_rpc_stream_set_spin):
  * what recv() gave (bytes, 0 at EOF, -1 on an error), or -2 when nothing
- * came in time (the caller then blocks).
+ * came in time or the processor is shared (the caller then blocks).
+ *
+ * Between attempts the thread yields. When nothing else waits for its
+ * processor that returns at once, and polling on is what saves a wake-up
+ * (the peer runs on another processor). When the yield let something
+ * else run (the peer on this processor, or any other program), polling
+ * gains nothing over blocking and can lose: a thread that yielded is not
+ * woken by the peer's write, so another program may keep the processor
+ * for its whole time slice. So a yield that took long ends the polling,
+ * and the next reads block, like a miss.
  */
 static ssize_t
 spin_read(pg_rpc_stream *s)
 {
-	uint64_t start = 0;
+	uint64_t start = 0, before, after;
+	bool shared = false;
 	ssize_t got;
 
 	for (;;) {
 		got = recv(s->in_fd, s->buf + s->end, s->cap - s->end, MSG_DONTWAIT);
 		if (got >= 0) {
-			s->spin_backoff = 1;
+			if (shared)
+				spin_back_off(s);
+			else
+				s->spin_backoff = 1;
 			return got;
 		}
 		if (errno == ENOTSOCK) {
@@ -366,18 +391,20 @@ spin_read(pg_rpc_stream *s)
 		}
 		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 			return -1;
-		if (start == 0) {
-			start = now_ns();
-		} else if (now_ns() - start >= s->spin_ns) {
-			/* Missed: block at once for the next reads, longer each miss. */
-			s->spin_skip = s->spin_backoff;
-			if (s->spin_backoff < SPIN_SKIP_MAX)
-				s->spin_backoff *= 2;
+		if (shared) {
+			spin_back_off(s);
 			return -2;
 		}
-		/* A peer on this processor runs now; on another, this returns
-		 * at once unless something else waits for this processor. */
+		before = now_ns();
+		if (start == 0)
+			start = before;
+		else if (before - start >= s->spin_ns) {
+			spin_back_off(s);
+			return -2;
+		}
 		sched_yield();
+		after = now_ns();
+		shared = after - before >= SPIN_YIELD_SHARED_NS;
 	}
 }
 

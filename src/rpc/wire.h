@@ -141,11 +141,14 @@ void pg_rpc_stream_clear(pg_rpc_stream *s);
  * an answer due within that time is taken without the peer having to
  * wake this thread, and without this thread's processor going idle in
  * between (waking a thread whose processor sleeps costs tens of
- * microseconds on virtual machines). Yielding lets a peer that shares the
- * processor run at once, so polling never holds it off. A poll that comes
- * to nothing makes the next reads block at once, for longer after each
- * miss, so an idle peer costs nothing. 0 turns polling off (the default).
- * $P11GLUE_RPC_SPIN_US, when set, overrides us (0 turns it off).
+ * microseconds on virtual machines). Polling helps only when the peer
+ * runs on another processor: a yield that let something else run on this
+ * one (the peer itself, or another program) ends it, as does a poll that
+ * came to nothing, and the next reads then block at once, for longer
+ * after each such poll (up to 64 reads), so that a peer on the same
+ * processor, a busy processor and an idle peer cost little. 0 turns
+ * polling off (the default). $P11GLUE_RPC_SPIN_US, when set, overrides
+ * us (0 turns it off).
  */
 void pg_rpc_stream_set_spin(pg_rpc_stream *s, unsigned us);
 
