@@ -76,6 +76,7 @@ export P11GLUE_AUTOSTART=0
 
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(uname -m), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "== p11glue $(git -C "$src" describe --always --dirty 2>/dev/null || echo '?'), $(dpkg-query -W -f='p11-kit ${Version}, softhsm2 ' p11-kit 2>/dev/null)$(dpkg-query -W -f='${Version}' softhsm2 2>/dev/null)"
+echo "== build $build"
 echo "== $seconds s per measurement, median of $rounds; ops/s summed over all clients"
 echo
 

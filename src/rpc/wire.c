@@ -312,6 +312,8 @@ pg_rpc_stream_set_spin(pg_rpc_stream *s, unsigned us)
 		if (*end == 0 && v <= 1000000)
 			us = (unsigned)v;
 	}
+	if (us > 1000000)
+		us = 1000000;   /* a second at most, and spin_ns cannot overflow */
 	s->spin_ns = us * 1000u;
 	s->spin_skip = 0;
 	s->spin_backoff = 1;
@@ -396,9 +398,9 @@ spin_read(pg_rpc_stream *s)
 			return -2;
 		}
 		before = now_ns();
-		if (start == 0)
+		if (start == 0) {
 			start = before;
-		else if (before - start >= s->spin_ns) {
+		} else if (before - start >= s->spin_ns) {
 			spin_back_off(s);
 			return -2;
 		}
