@@ -14,6 +14,14 @@
 # P-256 C_SignInit+C_Sign ("sign") with 1, 4 and 8 client processes and
 # with 8 threads in one process; prints them, the ratios p11glue/p11-kit,
 # and the issue's targets.
+#
+# Then one client pinned with taskset against servers pinned to CPU 0:
+# the client on CPU 0 too (both share one processor) and on CPU 1 (each
+# has its own), for `p11glue server`, `p11glue service` (serving the same
+# SoftHSM2 token) and `p11-kit server`, rounds alternating between them;
+# prints the median time per call and the ratios of p11glue's time to
+# p11-kit's. Last, bench/run-service.sh: TLS handshakes signed through
+# the session service against the key store loaded directly.
 # shellcheck disable=SC2004
 set -euo pipefail
 
@@ -64,9 +72,11 @@ for _ in $(seq 100); do
 done
 export P11GLUE_SERVER_ADDRESS=unix:path=$tmp/p11glue.sock
 export P11_KIT_SERVER_ADDRESS=unix:path=$tmp/p11kit.sock
+export P11GLUE_AUTOSTART=0
 
 echo "== $(date -u +%Y-%m-%dT%H:%MZ) $(uname -m), $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "== p11glue $(git -C "$src" describe --always --dirty 2>/dev/null || echo '?'), $(dpkg-query -W -f='p11-kit ${Version}, softhsm2 ' p11-kit 2>/dev/null)$(dpkg-query -W -f='${Version}' softhsm2 2>/dev/null)"
+echo "== build $build"
 echo "== $seconds s per measurement, median of $rounds; ops/s summed over all clients"
 echo
 
@@ -140,6 +150,57 @@ cg=$(cpu_per_call "$ours" "${pids[0]}")
 ck=$(cpu_per_call "$p11kit_client" "${pids[1]}")
 echo "server CPU per C_GetSessionInfo (1 client): p11glue $cg us, p11-kit $ck us"
 
+# ---------------------------------------------------------------------------
+# One client, pinned: servers on CPU 0, the client on CPU 0 or CPU 1.
+taskset -c 0 "$tool" server --foreground --provider "$softhsm" --socket "$tmp/pin-server.sock" \
+	>/dev/null &
+pids+=($!)
+taskset -c 0 "$tool" service --module "$softhsm" --socket "$tmp/pin-service.sock" --pinentry none \
+	>/dev/null 2>"$tmp/service.err" &
+pids+=($!)
+taskset -c 0 p11-kit server --foreground --provider "$softhsm" --name "$tmp/pin-p11kit.sock" \
+	"pkcs11:token=bench" >/dev/null 2>>"$tmp/p11kit.err" &
+pids+=($!)
+for _ in $(seq 100); do
+	[ -S "$tmp/pin-server.sock" ] && [ -S "$tmp/pin-service.sock" ] && [ -S "$tmp/pin-p11kit.sock" ] &&
+		break
+	sleep 0.1
+done
+pinned() {  # pinned NAME CPU OP: one more sample of the time per call (us)
+	local name=$1 cpu=$2 op=$3 module=$ours line
+	case $name in
+	server) export P11GLUE_SERVER_ADDRESS=unix:path=$tmp/pin-server.sock ;;
+	service) export P11GLUE_SERVER_ADDRESS=unix:path=$tmp/pin-service.sock ;;
+	p11-kit)
+		export P11_KIT_SERVER_ADDRESS=unix:path=$tmp/pin-p11kit.sock
+		module=$p11kit_client
+		;;
+	esac
+	line=$(timeout 300 taskset -c "$cpu" "$bench" --time "$seconds" "$op" "$module" bench "$pin" bench-key)
+	r[pin.$name.$cpu.$op]+="$(echo "$line" | awk '{print $4}') "
+}
+echo
+echo "One client pinned: servers on CPU 0 (taskset -c 0), the client on CPU 0 (same CPU)"
+echo "or CPU 1 (other CPU); median us per call, lower is better; ratio = p11glue time /"
+echo "p11-kit time (below 1: p11glue is faster)"
+printf '%-6s %-10s %14s %14s %14s %15s %16s\n' op client p11glue-server p11glue-service \
+	p11-kit server/p11-kit service/p11-kit
+for op in info sign; do
+	for cpu in 0 1; do
+		for _ in $(seq "$rounds"); do
+			for n in server service p11-kit; do pinned "$n" "$cpu" "$op"; done
+		done
+		for n in server service p11-kit; do r[pin.$n.$cpu.$op]=$(med "pin.$n.$cpu.$op"); done
+		gs=${r[pin.server.$cpu.$op]} gv=${r[pin.service.$cpu.$op]} k=${r[pin.p11-kit.$cpu.$op]}
+		printf '%-6s %-10s %14s %14s %14s %15s %16s\n' "$op" \
+			"$([ "$cpu" = 0 ] && echo "same CPU" || echo "other CPU")" "$gs" "$gv" "$k" \
+			"$(awk -v g="$gs" -v k="$k" 'BEGIN { printf "%.2fx", g / k }')" \
+			"$(awk -v g="$gv" -v k="$k" 'BEGIN { printf "%.2fx", g / k }')"
+	done
+done
+export P11GLUE_SERVER_ADDRESS=unix:path=$tmp/p11glue.sock
+export P11_KIT_SERVER_ADDRESS=unix:path=$tmp/p11kit.sock
+
 echo
 echo "== Targets"
 verdict() { if [ "$1" = 1 ]; then echo "met"; else echo "MISSED"; fi; }
@@ -162,3 +223,16 @@ x=$(ratio "${r[p11glue.sign.--procs 1]}" "${r[direct.sign.--procs 1]}")
 echo "ECDSA sign, 1 client, p11glue/direct: ${x}x"
 x=$(ratio "${r[p11-kit.sign.--procs 1]}" "${r[direct.sign.--procs 1]}")
 echo "ECDSA sign, 1 client, p11-kit/direct: ${x}x"
+for cpu in 0 1; do
+	where=$([ "$cpu" = 0 ] && echo "same CPU" || echo "other CPU")
+	for n in server service; do
+		x=$(ratio "${r[pin.$n.$cpu.info]}" "${r[pin.p11-kit.$cpu.info]}")
+		echo "info, 1 client pinned ($where), p11glue $n time/p11-kit time: ${x}x (<= 1):" \
+			"$(verdict "$(awk -v x="$x" 'BEGIN { print (x <= 1) }')")"
+	done
+done
+
+# TLS handshakes signed through the session service against the store
+# loaded directly.
+echo
+"$src/bench/run-service.sh" "$build" "$seconds" "$rounds"

@@ -244,6 +244,7 @@ connect_locked(void)
 		return false;
 	conn.fd = fd;
 	pg_rpc_stream_init(&conn.stream, fd, fd);
+	pg_rpc_stream_set_spin(&conn.stream, PG_RPC_SPIN_US);
 	if (!handshake(fd)) {
 		disconnect_locked();
 		return false;

@@ -366,6 +366,7 @@ worker_init(rs_worker *w, int in_fd, int out_fd)
 {
 	memset(w, 0, sizeof(*w));
 	pg_rpc_stream_init(&w->stream, in_fd, out_fd);
+	pg_rpc_stream_set_spin(&w->stream, PG_RPC_SPIN_US);
 	pthread_mutex_init(&w->write_lock, NULL);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->role_cv, NULL);

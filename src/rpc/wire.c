@@ -6,10 +6,17 @@
 #include "wire.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+/* Longest run of reads that block without polling after polls missed. */
+#define SPIN_SKIP_MAX 64u
+/* A yield that took this long ran something else on the processor. */
+#define SPIN_YIELD_SHARED_NS 3000u
 
 /* ---------------------------------------------------------------------------
  * Encoding
@@ -294,6 +301,25 @@ pg_rpc_stream_init(pg_rpc_stream *s, int in_fd, int out_fd)
 }
 
 void
+pg_rpc_stream_set_spin(pg_rpc_stream *s, unsigned us)
+{
+	const char *env = getenv("P11GLUE_RPC_SPIN_US");
+	char *end;
+	unsigned long v;
+
+	if (env != NULL && env[0] != 0) {
+		v = strtoul(env, &end, 10);
+		if (*end == 0 && v <= 1000000)
+			us = (unsigned)v;
+	}
+	if (us > 1000000)
+		us = 1000000;   /* a second at most, and spin_ns cannot overflow */
+	s->spin_ns = us * 1000u;
+	s->spin_skip = 0;
+	s->spin_backoff = 1;
+}
+
+void
 pg_rpc_stream_clear(pg_rpc_stream *s)
 {
 	if (s->buf)
@@ -310,6 +336,78 @@ pg_rpc_frame_clear(pg_rpc_frame *f)
 		pg_free_secret(f->body, f->len + 1);
 	f->body = NULL;
 	f->len = 0;
+}
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A poll that found the processor shared, or came to nothing: the next
+ * reads block at once, for longer each time. */
+static void
+spin_back_off(pg_rpc_stream *s)
+{
+	s->spin_skip = s->spin_backoff;
+	if (s->spin_backoff < SPIN_SKIP_MAX)
+		s->spin_backoff *= 2;
+}
+
+/*
+ * Polls the socket for up to s->spin_ns (see pg_rpc_stream_set_spin):
+ * what recv() gave (bytes, 0 at EOF, -1 on an error), or -2 when nothing
+ * came in time or the processor is shared (the caller then blocks).
+ *
+ * Between attempts the thread yields. When nothing else waits for its
+ * processor that returns at once, and polling on is what saves a wake-up
+ * (the peer runs on another processor). When the yield let something
+ * else run (the peer on this processor, or any other program), polling
+ * gains nothing over blocking and can lose: a thread that yielded is not
+ * woken by the peer's write, so another program may keep the processor
+ * for its whole time slice. So a yield that took long ends the polling,
+ * and the next reads block, like a miss.
+ */
+static ssize_t
+spin_read(pg_rpc_stream *s)
+{
+	uint64_t start = 0, before, after;
+	bool shared = false;
+	ssize_t got;
+
+	for (;;) {
+		got = recv(s->in_fd, s->buf + s->end, s->cap - s->end, MSG_DONTWAIT);
+		if (got >= 0) {
+			if (shared)
+				spin_back_off(s);
+			else
+				s->spin_backoff = 1;
+			return got;
+		}
+		if (errno == ENOTSOCK) {
+			s->spin_ns = 0;   /* a pipe: reads block */
+			return -2;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			return -1;
+		if (shared) {
+			spin_back_off(s);
+			return -2;
+		}
+		before = now_ns();
+		if (start == 0) {
+			start = before;
+		} else if (before - start >= s->spin_ns) {
+			spin_back_off(s);
+			return -2;
+		}
+		sched_yield();
+		after = now_ns();
+		shared = after - before >= SPIN_YIELD_SHARED_NS;
+	}
 }
 
 /* Makes at least n bytes available in s->buf; 1, 0 (EOF) or -1. */
@@ -341,7 +439,13 @@ fill(pg_rpc_stream *s, size_t n)
 		}
 	}
 	while (s->end - s->start < n) {
-		got = read(s->in_fd, s->buf + s->end, s->cap - s->end);
+		got = -2;
+		if (s->spin_ns != 0 && s->spin_skip == 0)
+			got = spin_read(s);
+		else if (s->spin_skip != 0)
+			s->spin_skip--;
+		if (got == -2)
+			got = read(s->in_fd, s->buf + s->end, s->cap - s->end);
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)

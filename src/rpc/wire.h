@@ -124,10 +124,33 @@ typedef struct {
 	int out_fd;
 	unsigned char *buf;   /* read-ahead */
 	size_t start, end, cap;
+	unsigned spin_ns;     /* polling before a read blocks (0: none) */
+	unsigned spin_skip;   /* reads left that block without polling */
+	unsigned spin_backoff;
 } pg_rpc_stream;
 
 void pg_rpc_stream_init(pg_rpc_stream *s, int in_fd, int out_fd);
 void pg_rpc_stream_clear(pg_rpc_stream *s);
+
+/* Default polling before a blocking read (see pg_rpc_stream_set_spin). */
+#define PG_RPC_SPIN_US 50u
+
+/*
+ * Lets reads of a socket poll for up to us microseconds (non-blocking
+ * reads, yielding the processor between them) before they block, so that
+ * an answer due within that time is taken without the peer having to
+ * wake this thread, and without this thread's processor going idle in
+ * between (waking a thread whose processor sleeps costs tens of
+ * microseconds on virtual machines). Polling helps only when the peer
+ * runs on another processor: a yield that let something else run on this
+ * one (the peer itself, or another program) ends it, as does a poll that
+ * came to nothing, and the next reads then block at once, for longer
+ * after each such poll (up to 64 reads), so that a peer on the same
+ * processor, a busy processor and an idle peer cost little. 0 turns
+ * polling off (the default). $P11GLUE_RPC_SPIN_US, when set, overrides
+ * us (0 turns it off).
+ */
+void pg_rpc_stream_set_spin(pg_rpc_stream *s, unsigned us);
 
 typedef struct {
 	uint32_t id;

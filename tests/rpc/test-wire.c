@@ -10,8 +10,12 @@
 
 #include <p11glue/pkcs11x.h>
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 /* The body of a finished frame, as a reader sees it. */
 static void
@@ -541,6 +545,111 @@ test_hello(void)
 	pg_assert(!pg_rpc_parse_hello(&f, &v));
 }
 
+/* Writes a frame with id and code 1 whose body is "late", a while after
+ * a reader started polling for it, in two writes. */
+static void *
+late_writer(void *arg)
+{
+	int fd = *(int *)arg;
+	pg_rpc_out out;
+
+	pg_rpc_out_init(&out);
+	pg_rpc_add_raw(&out, "late", 4);
+	if (pg_rpc_out_finish(&out, 1, 1)) {
+		nanosleep(&(struct timespec){ 0, 30 * 1000 * 1000 }, NULL);
+		if (write(fd, out.data, 5) == 5) {
+			nanosleep(&(struct timespec){ 0, 5 * 1000 * 1000 }, NULL);
+			if (write(fd, out.data + 5, out.len - 5) < 0)
+				abort();
+		}
+	}
+	pg_rpc_out_clear(&out);
+	return NULL;
+}
+
+static void
+send_frame(int fd, uint32_t id)
+{
+	pg_rpc_out out;
+
+	pg_rpc_out_init(&out);
+	pg_rpc_add_u32(&out, id);
+	pg_assert(pg_rpc_out_finish(&out, id, 2));
+	pg_assert_int_eq(write(fd, out.data, out.len), (long)out.len);
+	pg_rpc_out_clear(&out);
+}
+
+static void
+test_stream_spin(void)
+{
+	pg_rpc_stream s;
+	pg_rpc_frame f;
+	pthread_t t;
+	int sv[2], pp[2];
+
+	unsetenv("P11GLUE_RPC_SPIN_US");
+	pg_assert(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+	pg_rpc_stream_init(&s, sv[0], sv[0]);
+	pg_rpc_stream_set_spin(&s, 1000);
+	pg_assert_int_eq(s.spin_ns, 1000000);
+	/* Already there: taken by the first poll. */
+	send_frame(sv[1], 5);
+	pg_assert_int_eq(pg_rpc_stream_read(&s, &f), 1);
+	pg_assert_int_eq(f.id, 5);
+	pg_rpc_frame_clear(&f);
+	pg_assert_int_eq(s.spin_skip, 0);
+	/* Later than the polling and in pieces: the read blocks for it (the
+	 * rest of the header without polling again), and the miss is
+	 * counted. */
+	pg_assert(pthread_create(&t, NULL, late_writer, &sv[1]) == 0);
+	pg_assert_int_eq(pg_rpc_stream_read(&s, &f), 1);
+	pthread_join(t, NULL);
+	pg_assert_int_eq(f.len, 4);
+	pg_assert(memcmp(f.body, "late", 4) == 0);
+	pg_rpc_frame_clear(&f);
+	pg_assert_int_eq(s.spin_skip, 0);
+	pg_assert_int_eq(s.spin_backoff, 2);
+	/* A hit resets the count. */
+	send_frame(sv[1], 6);
+	pg_assert_int_eq(pg_rpc_stream_read(&s, &f), 1);
+	pg_assert_int_eq(f.id, 6);
+	pg_rpc_frame_clear(&f);
+	pg_assert_int_eq(s.spin_backoff, 1);
+	/* The end of the stream while polling. */
+	close(sv[1]);
+	pg_assert_int_eq(pg_rpc_stream_read(&s, &f), 0);
+	pg_rpc_stream_clear(&s);
+	close(sv[0]);
+
+	/* A pipe cannot be polled this way: its reads block. */
+	pg_assert(pipe(pp) == 0);
+	pg_rpc_stream_init(&s, pp[0], -1);
+	pg_rpc_stream_set_spin(&s, 1000);
+	send_frame(pp[1], 8);
+	pg_assert_int_eq(pg_rpc_stream_read(&s, &f), 1);
+	pg_assert_int_eq(f.id, 8);
+	pg_rpc_frame_clear(&f);
+	pg_assert_int_eq(s.spin_ns, 0);
+	pg_rpc_stream_clear(&s);
+	close(pp[0]);
+	close(pp[1]);
+
+	/* The environment overrides the caller; junk there does not. */
+	setenv("P11GLUE_RPC_SPIN_US", "0", 1);
+	pg_rpc_stream_set_spin(&s, 1000);
+	pg_assert_int_eq(s.spin_ns, 0);
+	setenv("P11GLUE_RPC_SPIN_US", "7", 1);
+	pg_rpc_stream_set_spin(&s, 1000);
+	pg_assert_int_eq(s.spin_ns, 7000);
+	setenv("P11GLUE_RPC_SPIN_US", "-1x", 1);
+	pg_rpc_stream_set_spin(&s, 1000);
+	pg_assert_int_eq(s.spin_ns, 1000000);
+	setenv("P11GLUE_RPC_SPIN_US", "99999999", 1);
+	pg_rpc_stream_set_spin(&s, 1000);
+	pg_assert_int_eq(s.spin_ns, 1000000);
+	unsetenv("P11GLUE_RPC_SPIN_US");
+}
+
 int
 main(int argc, char **argv)
 {
@@ -548,6 +657,7 @@ main(int argc, char **argv)
 	pg_test("wire/bytes-and-counts", test_bytes_and_counts);
 	pg_test("wire/frame-limit", test_frame_limit);
 	pg_test("wire/hello", test_hello);
+	pg_test("wire/stream-spin", test_stream_spin);
 	pg_test("marshal/template-round-trip", test_template_round_trip);
 	pg_test("marshal/hostile-counts", test_hostile_counts);
 	pg_test("marshal/attribute-values", test_attribute_values);
