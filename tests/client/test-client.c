@@ -1056,19 +1056,25 @@ test_sequential_inline(void)
 	CK_SESSION_HANDLE s;
 	CK_SESSION_INFO info;
 	CK_SLOT_ID slot;
-	long before, after;
+	long before, after, fewest = 0;
 	pid_t worker;
 
 	pg_assert_int_eq(cl->C_Initialize(NULL), CKR_OK);
 	slot = init_token(cl, "inline");
 	pg_assert_int_eq(cl->C_OpenSession(slot, CKF_SERIAL_SESSION, NULL, NULL, &s), CKR_OK);
 	worker = only_worker();
-	before = serving_switches(worker);
-	for (int i = 0; i < SEQUENTIAL_CALLS; i++)
-		pg_assert_int_eq(cl->C_GetSessionInfo(s, &info), CKR_OK);
-	after = serving_switches(worker);
-	fprintf(stderr, "%ld voluntary switches for %d calls\n", after - before, SEQUENTIAL_CALLS);
-	pg_assert(after - before < SEQUENTIAL_CALLS * 3 / 2);
+	/* A call preempted on a loaded machine looks long and is handed on:
+	 * the fewest switches of three rounds count. Handing every call on
+	 * makes two per call in each of them. */
+	for (int round = 0; round < 3; round++) {
+		before = serving_switches(worker);
+		for (int i = 0; i < SEQUENTIAL_CALLS; i++)
+			pg_assert_int_eq(cl->C_GetSessionInfo(s, &info), CKR_OK);
+		after = serving_switches(worker);
+		fprintf(stderr, "%ld voluntary switches for %d calls\n", after - before, SEQUENTIAL_CALLS);
+		fewest = round == 0 || after - before < fewest ? after - before : fewest;
+	}
+	pg_assert(fewest < SEQUENTIAL_CALLS * 3 / 2);
 	pg_assert_int_eq(cl->C_Finalize(NULL), CKR_OK);
 }
 
