@@ -32,12 +32,16 @@ CK_RV pg_digest_update(pg_digest *d, const void *data, size_t len)
 	return EVP_DigestUpdate(d->ctx, data, len) ? CKR_OK : CKR_FUNCTION_FAILED;
 }
 
-/* Digest output per 5.2; feeds data first when data_len > 0 or one_shot. */
-static CK_RV digest_out(pg_digest *d, const void *data, size_t data_len, CK_BYTE_PTR out,
-                        CK_ULONG_PTR out_len)
+/* Digest output per 5.2; feeds data first when data_len > 0. A one-shot
+ * call (final false) on a started operation: CKR_OPERATION_ACTIVE. */
+static CK_RV digest_out(pg_digest *d, bool final, const void *data, size_t data_len,
+                        CK_BYTE_PTR out, CK_ULONG_PTR out_len)
 {
 	unsigned int n = 0;
 
+	/* 5.11: C_Digest cannot finish a multi-part operation. */
+	if (!final && d->started)
+		return CKR_OPERATION_ACTIVE;
 	if (out == NULL) {
 		*out_len = d->len;
 		return CKR_OK;
@@ -52,15 +56,6 @@ static CK_RV digest_out(pg_digest *d, const void *data, size_t data_len, CK_BYTE
 		return CKR_FUNCTION_FAILED;
 	*out_len = n;
 	return CKR_OK;
-}
-
-static CK_RV finish(pg_session *s, CK_RV rv, const void *out, bool keep_ok)
-{
-	bool keep = keep_ok ? rv == CKR_OK : pg_op_keep(rv, out);
-
-	if (!keep && pg_op_state(s, PG_OP_DIGEST) != NULL)
-		pg_session_op_end(s, PG_OP_DIGEST);
-	return pg_call_end(s, rv);
 }
 
 static CK_RV make_digest(const pg_mech *mech, CK_MECHANISM_PTR m, pg_key *key, pg_op_kind kind,
@@ -87,59 +82,51 @@ CK_RV pg_C_DigestInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism)
 	                  digest_free);
 }
 
+/* C_Digest and C_DigestFinal (final: data NULL, len 0). */
+static CK_RV digest_call(CK_SESSION_HANDLE h, bool final, CK_BYTE_PTR data, CK_ULONG len,
+                         CK_BYTE_PTR out, CK_ULONG_PTR out_len)
+{
+	pg_session *s;
+	CK_RV rv;
+	bool ok = (data != NULL || len == 0) && out_len != NULL;
+	pg_digest *d = pg_op_enter(h, PG_OP_DIGEST, ok, &s, &rv);
+
+	if (d == NULL)
+		return rv;
+	rv = digest_out(d, final, data, len, out, out_len);
+	return pg_op_finish(s, PG_OP_DIGEST, rv, out);
+}
+
 CK_RV pg_C_Digest(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                   CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
 {
-	pg_session *s;
-	pg_digest *d;
-	CK_RV rv = pg_call_begin(hSession, &s);
-
-	if (rv != CKR_OK)
-		return rv;
-	if ((pData == NULL && ulDataLen > 0) || pulDigestLen == NULL)
-		return finish(s, CKR_ARGUMENTS_BAD, NULL, false);
-	d = pg_op_state(s, PG_OP_DIGEST);
-	if (d == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
-	/* 5.11: C_Digest cannot finish a multi-part operation. */
-	if (d->started)
-		return finish(s, CKR_OPERATION_ACTIVE, NULL, false);
-	rv = digest_out(d, pData, ulDataLen, pDigest, pulDigestLen);
-	return finish(s, rv, pDigest, false);
+	return digest_call(hSession, false, pData, ulDataLen, pDigest, pulDigestLen);
 }
 
 CK_RV pg_C_DigestUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
 	pg_session *s;
-	pg_digest *d;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv;
+	pg_digest *d = pg_op_enter(hSession, PG_OP_DIGEST, pPart != NULL || ulPartLen == 0, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	if (pPart == NULL && ulPartLen > 0)
-		return finish(s, CKR_ARGUMENTS_BAD, NULL, true);
-	d = pg_op_state(s, PG_OP_DIGEST);
 	if (d == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
-	return finish(s, pg_digest_update(d, pPart, ulPartLen), NULL, true);
+		return rv;
+	return pg_op_finish_update(s, PG_OP_DIGEST, pg_digest_update(d, pPart, ulPartLen));
 }
 
 CK_RV pg_C_DigestKey(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hKey)
 {
 	pg_session *s;
-	pg_digest *d;
 	pg_object *obj;
 	const CK_ATTRIBUTE *value;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv;
+	pg_digest *d = pg_op_enter(hSession, PG_OP_DIGEST, true, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	d = pg_op_state(s, PG_OP_DIGEST);
 	if (d == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
+		return rv;
 	rv = pg_session_key(s, hKey, &obj);
 	if (rv != CKR_OK)
-		return finish(s, rv, NULL, true);
+		return pg_op_finish_update(s, PG_OP_DIGEST, rv);
 	/* 5.11: only a secret key's value can be digested. */
 	value = pg_attrs_find(&obj->attrs, CKA_VALUE);
 	if (pg_attrs_ulong(&obj->attrs, CKA_CLASS, (CK_ULONG)-1) != CKO_SECRET_KEY || value == NULL)
@@ -147,24 +134,12 @@ CK_RV pg_C_DigestKey(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hKey)
 	else
 		rv = pg_digest_update(d, value->pValue, value->ulValueLen);
 	pg_object_unref(obj);
-	return finish(s, rv, NULL, true);
+	return pg_op_finish_update(s, PG_OP_DIGEST, rv);
 }
 
 CK_RV pg_C_DigestFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
 {
-	pg_session *s;
-	pg_digest *d;
-	CK_RV rv = pg_call_begin(hSession, &s);
-
-	if (rv != CKR_OK)
-		return rv;
-	if (pulDigestLen == NULL)
-		return finish(s, CKR_ARGUMENTS_BAD, NULL, false);
-	d = pg_op_state(s, PG_OP_DIGEST);
-	if (d == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
-	rv = digest_out(d, NULL, 0, pDigest, pulDigestLen);
-	return finish(s, rv, pDigest, false);
+	return digest_call(hSession, true, NULL, 0, pDigest, pulDigestLen);
 }
 
 /* ---------------------------------------------------------------------------
@@ -235,19 +210,19 @@ CK_RV pg_C_DigestEncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK
 	                    pulEncryptedPartLen);
 }
 
+CK_RV pg_C_SignEncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen,
+                             CK_BYTE_PTR pEncryptedPart, CK_ULONG_PTR pulEncryptedPartLen)
+{
+	return dual_encrypt(hSession, PG_OP_SIGN, pPart, ulPartLen, pEncryptedPart,
+	                    pulEncryptedPartLen);
+}
+
 CK_RV pg_C_DecryptDigestUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedPart,
                                CK_ULONG ulEncryptedPartLen, CK_BYTE_PTR pPart,
                                CK_ULONG_PTR pulPartLen)
 {
 	return dual_decrypt(hSession, PG_OP_DIGEST, pEncryptedPart, ulEncryptedPartLen, pPart,
 	                    pulPartLen);
-}
-
-CK_RV pg_C_SignEncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen,
-                             CK_BYTE_PTR pEncryptedPart, CK_ULONG_PTR pulEncryptedPartLen)
-{
-	return dual_encrypt(hSession, PG_OP_SIGN, pPart, ulPartLen, pEncryptedPart,
-	                    pulEncryptedPartLen);
 }
 
 CK_RV pg_C_DecryptVerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedPart,

@@ -30,13 +30,20 @@ static CK_RV sign_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE
 	return pg_op_init(h, m, hkey, kind, sign_make, sign_free);
 }
 
-/* Signature output per 5.2; calls pg_sign_oneshot/final/recover to make it. */
+/* How sign_call makes its output. */
+enum { SIGN_ONESHOT, SIGN_FINAL, SIGN_RECOVER };
+
+/* Signature output per 5.2 (a one-shot call on a started operation:
+ * CKR_OPERATION_ACTIVE); calls pg_sign_oneshot/final/recover to make it. */
 static CK_RV sign_out(pg_sign *sign, int how, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE_PTR sig,
                       CK_ULONG_PTR sig_len)
 {
 	size_t need = pg_sign_len(sign), n = 0;
 	CK_RV rv;
 
+	/* 5.12: C_Sign cannot finish a multi-part operation. */
+	if (how == SIGN_ONESHOT && pg_sign_started(sign))
+		return CKR_OPERATION_ACTIVE;
 	if (sig == NULL) {
 		*sig_len = need;
 		return CKR_OK;
@@ -45,15 +52,64 @@ static CK_RV sign_out(pg_sign *sign, int how, CK_BYTE_PTR data, CK_ULONG len, CK
 		*sig_len = need;
 		return CKR_BUFFER_TOO_SMALL;
 	}
-	if (how == 0)
+	if (how == SIGN_ONESHOT)
 		rv = pg_sign_oneshot(sign, data, len, sig, &n);
-	else if (how == 1)
+	else if (how == SIGN_FINAL)
 		rv = pg_sign_final(sign, sig, &n);
 	else
 		rv = pg_sign_recover(sign, data, len, sig, &n);
 	if (rv == CKR_OK)
 		*sig_len = n;
 	return rv;
+}
+
+/* C_Sign, C_SignFinal (data NULL, len 0) and C_SignRecover. */
+static CK_RV sign_call(CK_SESSION_HANDLE h, pg_op_kind kind, int how, CK_BYTE_PTR data,
+                       CK_ULONG len, CK_BYTE_PTR sig, CK_ULONG_PTR sig_len)
+{
+	pg_session *s;
+	CK_RV rv;
+	bool ok = (data != NULL || len == 0) && sig_len != NULL;
+	pg_sign *sign = pg_op_enter(h, kind, ok, &s, &rv);
+
+	if (sign == NULL)
+		return rv;
+	rv = sign_out(sign, how, data, len, sig, sig_len);
+	return pg_op_finish(s, kind, rv, sig);
+}
+
+/* C_Verify and C_VerifyFinal (final: data NULL, len 0). */
+static CK_RV verify_call(CK_SESSION_HANDLE h, bool final, CK_BYTE_PTR data, CK_ULONG len,
+                         CK_BYTE_PTR sig, CK_ULONG sig_len)
+{
+	pg_session *s;
+	CK_RV rv;
+	bool ok = (data != NULL || len == 0) && (sig != NULL || sig_len == 0);
+	pg_sign *sign = pg_op_enter(h, PG_OP_VERIFY, ok, &s, &rv);
+
+	if (sign == NULL)
+		return rv;
+	if (final)
+		rv = pg_verify_final(sign, sig, sig_len);
+	else if (pg_sign_started(sign))
+		rv = CKR_OPERATION_ACTIVE;
+	else
+		rv = pg_verify_oneshot(sign, data, len, sig, sig_len);
+	/* 5.14: a call to C_Verify or C_VerifyFinal always ends the operation. */
+	pg_session_op_end(s, PG_OP_VERIFY);
+	return pg_call_end(s, rv);
+}
+
+/* C_SignUpdate and C_VerifyUpdate. */
+static CK_RV sign_update(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR part, CK_ULONG len)
+{
+	pg_session *s;
+	CK_RV rv;
+	pg_sign *sign = pg_op_enter(h, kind, part != NULL || len == 0, &s, &rv);
+
+	if (sign == NULL)
+		return rv;
+	return pg_op_finish_update(s, kind, pg_sign_update(sign, part, len));
 }
 
 CK_RV pg_C_SignInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
@@ -65,45 +121,19 @@ CK_RV pg_C_SignInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 CK_RV pg_C_Sign(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                 CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = (pData != NULL || ulDataLen == 0) && pulSignatureLen != NULL;
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_SIGN, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	/* 5.12: C_Sign cannot finish a multi-part operation. */
-	if (pg_sign_started(sign))
-		rv = CKR_OPERATION_ACTIVE;
-	else
-		rv = sign_out(sign, 0, pData, ulDataLen, pSignature, pulSignatureLen);
-	return pg_op_finish(s, PG_OP_SIGN, rv, pSignature);
+	return sign_call(hSession, PG_OP_SIGN, SIGN_ONESHOT, pData, ulDataLen, pSignature,
+	                 pulSignatureLen);
 }
 
 CK_RV pg_C_SignUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = pPart != NULL || ulPartLen == 0;
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_SIGN, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	return pg_op_finish_update(s, PG_OP_SIGN, pg_sign_update(sign, pPart, ulPartLen));
+	return sign_update(hSession, PG_OP_SIGN, pPart, ulPartLen);
 }
 
 CK_RV pg_C_SignFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature,
                      CK_ULONG_PTR pulSignatureLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = pulSignatureLen != NULL;
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_SIGN, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	rv = sign_out(sign, 1, NULL, 0, pSignature, pulSignatureLen);
-	return pg_op_finish(s, PG_OP_SIGN, rv, pSignature);
+	return sign_call(hSession, PG_OP_SIGN, SIGN_FINAL, NULL, 0, pSignature, pulSignatureLen);
 }
 
 CK_RV pg_C_SignRecoverInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
@@ -115,15 +145,8 @@ CK_RV pg_C_SignRecoverInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechani
 CK_RV pg_C_SignRecover(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                        CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = (pData != NULL || ulDataLen == 0) && pulSignatureLen != NULL;
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_SIGN_RECOVER, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	rv = sign_out(sign, 2, pData, ulDataLen, pSignature, pulSignatureLen);
-	return pg_op_finish(s, PG_OP_SIGN_RECOVER, rv, pSignature);
+	return sign_call(hSession, PG_OP_SIGN_RECOVER, SIGN_RECOVER, pData, ulDataLen, pSignature,
+	                 pulSignatureLen);
 }
 
 CK_RV pg_C_VerifyInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
@@ -135,47 +158,18 @@ CK_RV pg_C_VerifyInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 CK_RV pg_C_Verify(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                   CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = (pData != NULL || ulDataLen == 0) && (pSignature != NULL || ulSignatureLen == 0);
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_VERIFY, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	if (pg_sign_started(sign))
-		rv = CKR_OPERATION_ACTIVE;
-	else
-		rv = pg_verify_oneshot(sign, pData, ulDataLen, pSignature, ulSignatureLen);
-	/* 5.14: a call to C_Verify always ends the operation. */
-	pg_session_op_end(s, PG_OP_VERIFY);
-	return pg_call_end(s, rv);
+	return verify_call(hSession, false, pData, ulDataLen, pSignature, ulSignatureLen);
 }
 
 CK_RV pg_C_VerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = pPart != NULL || ulPartLen == 0;
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_VERIFY, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	return pg_op_finish_update(s, PG_OP_VERIFY, pg_sign_update(sign, pPart, ulPartLen));
+	return sign_update(hSession, PG_OP_VERIFY, pPart, ulPartLen);
 }
 
 CK_RV pg_C_VerifyFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature,
                        CK_ULONG ulSignatureLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = pSignature != NULL || ulSignatureLen == 0;
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_VERIFY, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	rv = pg_verify_final(sign, pSignature, ulSignatureLen);
-	pg_session_op_end(s, PG_OP_VERIFY);
-	return pg_call_end(s, rv);
+	return verify_call(hSession, true, NULL, 0, pSignature, ulSignatureLen);
 }
 
 CK_RV pg_C_VerifyRecoverInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
