@@ -33,14 +33,15 @@ CK_RV pg_digest_update(pg_digest *d, const void *data, size_t len)
 }
 
 /* Digest output per 5.2; feeds data first when data_len > 0. A one-shot
- * call (final false) on a started operation: CKR_OPERATION_ACTIVE. */
-static CK_RV digest_out(pg_digest *d, bool final, const void *data, size_t data_len,
+ * call on a started operation: CKR_OPERATION_ACTIVE. */
+static CK_RV digest_out(void *state, pg_op_out_how how, CK_BYTE_PTR data, CK_ULONG data_len,
                         CK_BYTE_PTR out, CK_ULONG_PTR out_len)
 {
+	pg_digest *d = state;
 	unsigned int n = 0;
 
 	/* 5.11: C_Digest cannot finish a multi-part operation. */
-	if (!final && d->started)
+	if (how == PG_OUT_ONESHOT && d->started)
 		return CKR_OPERATION_ACTIVE;
 	if (out == NULL) {
 		*out_len = d->len;
@@ -82,25 +83,11 @@ CK_RV pg_C_DigestInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism)
 	                  digest_free);
 }
 
-/* C_Digest and C_DigestFinal (final: data NULL, len 0). */
-static CK_RV digest_call(CK_SESSION_HANDLE h, bool final, CK_BYTE_PTR data, CK_ULONG len,
-                         CK_BYTE_PTR out, CK_ULONG_PTR out_len)
-{
-	pg_session *s;
-	CK_RV rv;
-	bool ok = (data != NULL || len == 0) && out_len != NULL;
-	pg_digest *d = pg_op_enter(h, PG_OP_DIGEST, ok, &s, &rv);
-
-	if (d == NULL)
-		return rv;
-	rv = digest_out(d, final, data, len, out, out_len);
-	return pg_op_finish(s, PG_OP_DIGEST, rv, out);
-}
-
 CK_RV pg_C_Digest(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                   CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
 {
-	return digest_call(hSession, false, pData, ulDataLen, pDigest, pulDigestLen);
+	return pg_op_output(hSession, PG_OP_DIGEST, digest_out, PG_OUT_ONESHOT, pData, ulDataLen,
+	                    pDigest, pulDigestLen);
 }
 
 CK_RV pg_C_DigestUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
@@ -139,7 +126,8 @@ CK_RV pg_C_DigestKey(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hKey)
 
 CK_RV pg_C_DigestFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
 {
-	return digest_call(hSession, true, NULL, 0, pDigest, pulDigestLen);
+	return pg_op_output(hSession, PG_OP_DIGEST, digest_out, PG_OUT_FINAL, NULL, 0, pDigest,
+	                    pulDigestLen);
 }
 
 /* ---------------------------------------------------------------------------
@@ -147,6 +135,29 @@ CK_RV pg_C_DigestFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pDigest, CK_ULONG
  * output rules are the cipher's, and nothing is digested, signed or
  * verified when only a length is asked for.
  */
+
+/*
+ * The start of a dual-function call: the session, the arguments, then
+ * both operations (crypt, the encryption or decryption, and other).
+ * CKR_OK with *s held and *c, *o set; else the call's result, the
+ * session released.
+ */
+static CK_RV dual_enter(CK_SESSION_HANDLE h, pg_op_kind crypt, pg_op_kind other, CK_BYTE_PTR in,
+                        CK_ULONG in_len, CK_ULONG_PTR out_len, pg_session **s, pg_cipher **c,
+                        void **o)
+{
+	CK_RV rv = pg_call_begin(h, s);
+
+	if (rv != CKR_OK)
+		return rv;
+	if ((in == NULL && in_len > 0) || out_len == NULL)
+		return pg_call_end(*s, CKR_ARGUMENTS_BAD);
+	*c = pg_op_state(*s, crypt);
+	*o = pg_op_state(*s, other);
+	if (*c == NULL || *o == NULL)
+		return pg_call_end(*s, CKR_OPERATION_NOT_INITIALIZED);
+	return CKR_OK;
+}
 
 /* Encrypting forms: the plaintext is taken before the output may overwrite it. */
 static CK_RV dual_encrypt(CK_SESSION_HANDLE h, pg_op_kind other, CK_BYTE_PTR in, CK_ULONG in_len,
@@ -156,16 +167,10 @@ static CK_RV dual_encrypt(CK_SESSION_HANDLE h, pg_op_kind other, CK_BYTE_PTR in,
 	pg_cipher *c;
 	void *o;
 	size_t need;
-	CK_RV rv = pg_call_begin(h, &s);
+	CK_RV rv = dual_enter(h, PG_OP_ENCRYPT, other, in, in_len, out_len, &s, &c, &o);
 
 	if (rv != CKR_OK)
 		return rv;
-	if ((in == NULL && in_len > 0) || out_len == NULL)
-		return pg_call_end(s, CKR_ARGUMENTS_BAD);
-	c = pg_op_state(s, PG_OP_ENCRYPT);
-	o = pg_op_state(s, other);
-	if (c == NULL || o == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
 	need = pg_cipher_update_len(c, in_len);
 	if (out != NULL && *out_len >= need) {
 		rv = other == PG_OP_DIGEST ? pg_digest_update(o, in, in_len)
@@ -183,16 +188,12 @@ static CK_RV dual_decrypt(CK_SESSION_HANDLE h, pg_op_kind other, CK_BYTE_PTR in,
                           CK_BYTE_PTR out, CK_ULONG_PTR out_len)
 {
 	pg_session *s;
+	pg_cipher *c;
 	void *o;
-	CK_RV rv = pg_call_begin(h, &s);
+	CK_RV rv = dual_enter(h, PG_OP_DECRYPT, other, in, in_len, out_len, &s, &c, &o);
 
 	if (rv != CKR_OK)
 		return rv;
-	if ((in == NULL && in_len > 0) || out_len == NULL)
-		return pg_call_end(s, CKR_ARGUMENTS_BAD);
-	o = pg_op_state(s, other);
-	if (pg_op_state(s, PG_OP_DECRYPT) == NULL || o == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
 	rv = pg_crypt_update(s, PG_OP_DECRYPT, in, in_len, out, out_len);
 	if (rv == CKR_OK && out != NULL && *out_len > 0) {
 		rv = other == PG_OP_DIGEST ? pg_digest_update(o, out, *out_len)

@@ -243,14 +243,23 @@ static CK_RV msg_final(CK_SESSION_HANDLE h, pg_op_kind kind)
 	return pg_call_end(s, CKR_OK);
 }
 
-/* The five calls of message-based encryption or decryption (5.19, 5.20),
- * the same but for the operation kind. */
-#define MESSAGE_CRYPT_CALLS(Verb, KIND)                                                      \
+/* C_MessageEncryptInit, C_MessageDecryptInit, C_MessageSignInit and
+ * C_MessageVerifyInit (5.19 to 5.22), the same but for the operation kind. */
+#define MESSAGE_INIT_CALL(Verb, KIND)                                                        \
 	CK_RV pg_C_Message##Verb##Init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m,              \
 	                               CK_OBJECT_HANDLE key)                                 \
 	{                                                                                    \
 		return msg_init(h, m, key, KIND);                                                \
-	}                                                                                    \
+	}
+
+MESSAGE_INIT_CALL(Encrypt, PG_OP_MESSAGE_ENCRYPT)
+MESSAGE_INIT_CALL(Decrypt, PG_OP_MESSAGE_DECRYPT)
+MESSAGE_INIT_CALL(Sign, PG_OP_MESSAGE_SIGN)
+MESSAGE_INIT_CALL(Verify, PG_OP_MESSAGE_VERIFY)
+
+/* The other four calls of message-based encryption or decryption (5.19,
+ * 5.20), the same but for the operation kind. */
+#define MESSAGE_CRYPT_CALLS(Verb, KIND)                                                      \
 	CK_RV pg_C_##Verb##Message(CK_SESSION_HANDLE h, CK_VOID_PTR param, CK_ULONG param_len, \
 	                           CK_BYTE_PTR aad, CK_ULONG aad_len, CK_BYTE_PTR in,        \
 	                           CK_ULONG in_len, CK_BYTE_PTR out, CK_ULONG_PTR out_len)   \
@@ -295,14 +304,9 @@ static CK_RV no_operation(CK_SESSION_HANDLE h, bool args_ok, pg_op_kind kind)
 	                                                   : CKR_FUNCTION_FAILED);
 }
 
-/* The three calls of message-based signing or verifying (5.21, 5.22) whose
- * arguments are the same for both, but for the operation kind. */
+/* The two other calls of message-based signing or verifying (5.21, 5.22)
+ * whose arguments are the same for both, but for the operation kind. */
 #define MESSAGE_SIGN_CALLS(Verb, KIND)                                                       \
-	CK_RV pg_C_Message##Verb##Init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m,              \
-	                               CK_OBJECT_HANDLE key)                                 \
-	{                                                                                    \
-		return msg_init(h, m, key, KIND);                                                \
-	}                                                                                    \
 	CK_RV pg_C_##Verb##MessageBegin(CK_SESSION_HANDLE h, CK_VOID_PTR param,               \
 	                                CK_ULONG param_len)                                   \
 	{                                                                                    \

@@ -30,19 +30,17 @@ static CK_RV sign_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE
 	return pg_op_init(h, m, hkey, kind, sign_make, sign_free);
 }
 
-/* How sign_call makes its output. */
-enum { SIGN_ONESHOT, SIGN_FINAL, SIGN_RECOVER };
-
 /* Signature output per 5.2 (a one-shot call on a started operation:
  * CKR_OPERATION_ACTIVE); calls pg_sign_oneshot/final/recover to make it. */
-static CK_RV sign_out(pg_sign *sign, int how, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE_PTR sig,
-                      CK_ULONG_PTR sig_len)
+static CK_RV sign_out(void *state, pg_op_out_how how, CK_BYTE_PTR data, CK_ULONG len,
+                      CK_BYTE_PTR sig, CK_ULONG_PTR sig_len)
 {
+	pg_sign *sign = state;
 	size_t need = pg_sign_len(sign), n = 0;
 	CK_RV rv;
 
 	/* 5.12: C_Sign cannot finish a multi-part operation. */
-	if (how == SIGN_ONESHOT && pg_sign_started(sign))
+	if (how == PG_OUT_ONESHOT && pg_sign_started(sign))
 		return CKR_OPERATION_ACTIVE;
 	if (sig == NULL) {
 		*sig_len = need;
@@ -52,30 +50,15 @@ static CK_RV sign_out(pg_sign *sign, int how, CK_BYTE_PTR data, CK_ULONG len, CK
 		*sig_len = need;
 		return CKR_BUFFER_TOO_SMALL;
 	}
-	if (how == SIGN_ONESHOT)
+	if (how == PG_OUT_ONESHOT)
 		rv = pg_sign_oneshot(sign, data, len, sig, &n);
-	else if (how == SIGN_FINAL)
+	else if (how == PG_OUT_FINAL)
 		rv = pg_sign_final(sign, sig, &n);
 	else
 		rv = pg_sign_recover(sign, data, len, sig, &n);
 	if (rv == CKR_OK)
 		*sig_len = n;
 	return rv;
-}
-
-/* C_Sign, C_SignFinal (data NULL, len 0) and C_SignRecover. */
-static CK_RV sign_call(CK_SESSION_HANDLE h, pg_op_kind kind, int how, CK_BYTE_PTR data,
-                       CK_ULONG len, CK_BYTE_PTR sig, CK_ULONG_PTR sig_len)
-{
-	pg_session *s;
-	CK_RV rv;
-	bool ok = (data != NULL || len == 0) && sig_len != NULL;
-	pg_sign *sign = pg_op_enter(h, kind, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	rv = sign_out(sign, how, data, len, sig, sig_len);
-	return pg_op_finish(s, kind, rv, sig);
 }
 
 /* C_Verify and C_VerifyFinal (final: data NULL, len 0). */
@@ -121,8 +104,8 @@ CK_RV pg_C_SignInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 CK_RV pg_C_Sign(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                 CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
-	return sign_call(hSession, PG_OP_SIGN, SIGN_ONESHOT, pData, ulDataLen, pSignature,
-	                 pulSignatureLen);
+	return pg_op_output(hSession, PG_OP_SIGN, sign_out, PG_OUT_ONESHOT, pData, ulDataLen,
+	                    pSignature, pulSignatureLen);
 }
 
 CK_RV pg_C_SignUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
@@ -133,7 +116,8 @@ CK_RV pg_C_SignUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ul
 CK_RV pg_C_SignFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature,
                      CK_ULONG_PTR pulSignatureLen)
 {
-	return sign_call(hSession, PG_OP_SIGN, SIGN_FINAL, NULL, 0, pSignature, pulSignatureLen);
+	return pg_op_output(hSession, PG_OP_SIGN, sign_out, PG_OUT_FINAL, NULL, 0, pSignature,
+	                    pulSignatureLen);
 }
 
 CK_RV pg_C_SignRecoverInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
@@ -145,8 +129,8 @@ CK_RV pg_C_SignRecoverInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechani
 CK_RV pg_C_SignRecover(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                        CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
-	return sign_call(hSession, PG_OP_SIGN_RECOVER, SIGN_RECOVER, pData, ulDataLen, pSignature,
-	                 pulSignatureLen);
+	return pg_op_output(hSession, PG_OP_SIGN_RECOVER, sign_out, PG_OUT_RECOVER, pData,
+	                    ulDataLen, pSignature, pulSignatureLen);
 }
 
 CK_RV pg_C_VerifyInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
