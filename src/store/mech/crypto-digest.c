@@ -90,15 +90,14 @@ CK_RV pg_C_Digest(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulData
 	                    pDigest, pulDigestLen);
 }
 
+static CK_RV digest_update(void *state, const unsigned char *data, size_t len)
+{
+	return pg_digest_update(state, data, len);
+}
+
 CK_RV pg_C_DigestUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	pg_digest *d = pg_op_enter(hSession, PG_OP_DIGEST, pPart != NULL || ulPartLen == 0, &s, &rv);
-
-	if (d == NULL)
-		return rv;
-	return pg_op_finish_update(s, PG_OP_DIGEST, pg_digest_update(d, pPart, ulPartLen));
+	return pg_op_update(hSession, PG_OP_DIGEST, digest_update, pPart, ulPartLen);
 }
 
 CK_RV pg_C_DigestKey(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hKey)

@@ -14,6 +14,11 @@ static void sign_free(void *state)
 	pg_sign_free(state);
 }
 
+static CK_RV sign_update(void *state, const unsigned char *data, size_t len)
+{
+	return pg_sign_update(state, data, len);
+}
+
 static CK_RV sign_make(const pg_mech *mech, CK_MECHANISM_PTR m, pg_key *key, pg_op_kind kind,
                        void **state)
 {
@@ -83,18 +88,6 @@ static CK_RV verify_call(CK_SESSION_HANDLE h, bool final, CK_BYTE_PTR data, CK_U
 	return pg_call_end(s, rv);
 }
 
-/* C_SignUpdate and C_VerifyUpdate. */
-static CK_RV sign_update(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR part, CK_ULONG len)
-{
-	pg_session *s;
-	CK_RV rv;
-	pg_sign *sign = pg_op_enter(h, kind, part != NULL || len == 0, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	return pg_op_finish_update(s, kind, pg_sign_update(sign, part, len));
-}
-
 CK_RV pg_C_SignInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
                     CK_OBJECT_HANDLE hKey)
 {
@@ -110,7 +103,7 @@ CK_RV pg_C_Sign(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLe
 
 CK_RV pg_C_SignUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	return sign_update(hSession, PG_OP_SIGN, pPart, ulPartLen);
+	return pg_op_update(hSession, PG_OP_SIGN, sign_update, pPart, ulPartLen);
 }
 
 CK_RV pg_C_SignFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature,
@@ -147,7 +140,7 @@ CK_RV pg_C_Verify(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulData
 
 CK_RV pg_C_VerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	return sign_update(hSession, PG_OP_VERIFY, pPart, ulPartLen);
+	return pg_op_update(hSession, PG_OP_VERIFY, sign_update, pPart, ulPartLen);
 }
 
 CK_RV pg_C_VerifyFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature,
