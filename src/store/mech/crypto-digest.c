@@ -236,39 +236,37 @@ CK_RV pg_C_DecryptVerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncrypte
 /* ---------------------------------------------------------------------------
  * Random numbers (5.17), from libcrypto's generator.
  */
-CK_RV pg_C_SeedRandom(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSeed, CK_ULONG ulSeedLen)
+/* C_SeedRandom (seed true) and C_GenerateRandom: buf in the chunks
+ * libcrypto takes (an int's worth at a time). */
+static CK_RV random_call(CK_SESSION_HANDLE h, bool seed, CK_BYTE_PTR buf, CK_ULONG len)
 {
 	pg_session *s;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv = pg_call_begin(h, &s);
 
 	if (rv != CKR_OK)
 		return rv;
-	if (pSeed == NULL && ulSeedLen > 0)
+	if (buf == NULL && len > 0)
 		return pg_call_end(s, CKR_ARGUMENTS_BAD);
-	/* Mixed in as additional input: it can never weaken the generator. */
-	for (CK_ULONG done = 0; done < ulSeedLen;) {
-		int chunk = ulSeedLen - done > INT_MAX ? INT_MAX : (int)(ulSeedLen - done);
-		RAND_seed(pSeed + done, chunk);
+	for (CK_ULONG done = 0; done < len && rv == CKR_OK;) {
+		int chunk = len - done > INT_MAX ? INT_MAX : (int)(len - done);
+		/* A seed is mixed in as additional input: it can never weaken
+		 * the generator. */
+		if (seed)
+			RAND_seed(buf + done, chunk);
+		else if (RAND_bytes(buf + done, chunk) != 1)
+			rv = CKR_FUNCTION_FAILED;
 		done += (CK_ULONG)chunk;
 	}
-	return pg_call_end(s, CKR_OK);
+	return pg_call_end(s, rv);
+}
+
+CK_RV pg_C_SeedRandom(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSeed, CK_ULONG ulSeedLen)
+{
+	return random_call(hSession, true, pSeed, ulSeedLen);
 }
 
 CK_RV pg_C_GenerateRandom(CK_SESSION_HANDLE hSession, CK_BYTE_PTR RandomData,
                           CK_ULONG ulRandomLen)
 {
-	pg_session *s;
-	CK_RV rv = pg_call_begin(hSession, &s);
-
-	if (rv != CKR_OK)
-		return rv;
-	if (RandomData == NULL && ulRandomLen > 0)
-		return pg_call_end(s, CKR_ARGUMENTS_BAD);
-	for (CK_ULONG done = 0; done < ulRandomLen && rv == CKR_OK;) {
-		int chunk = ulRandomLen - done > INT_MAX ? INT_MAX : (int)(ulRandomLen - done);
-		if (RAND_bytes(RandomData + done, chunk) != 1)
-			rv = CKR_FUNCTION_FAILED;
-		done += (CK_ULONG)chunk;
-	}
-	return pg_call_end(s, rv);
+	return random_call(hSession, false, RandomData, ulRandomLen);
 }
