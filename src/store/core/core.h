@@ -71,6 +71,8 @@ bool pg_attrs_copy(pg_attrs *dst, const pg_attrs *src) PG_MUST_CHECK;
 void pg_attrs_compact(pg_attrs *attrs);
 /* Total bytes of values. */
 size_t pg_attrs_size(const pg_attrs *attrs);
+/* Whether v is one of list[n] (attribute, key or object types). */
+bool pg_ulong_listed(const CK_ULONG *list, size_t n, CK_ULONG v);
 
 /* ---------------------------------------------------------------------------
  * Records: the stored form of an attribute list (record.c). The format
