@@ -51,6 +51,8 @@ bool pg_map_add(pg_map *map, uint64_t key, void *value) PG_MUST_CHECK;
 bool pg_map_remove(pg_map *map, uint64_t key, const void *value);
 /* The first value with this key, or NULL. */
 void *pg_map_get(const pg_map *map, uint64_t key);
+/* The same for a PKCS#11 handle: NULL for CK_INVALID_HANDLE. */
+void *pg_map_get_handle(const pg_map *map, CK_ULONG handle);
 /*
  * Iterates the values with a key: `*pos` starts at 0; returns NULL at
  * the end. The map must not change during the iteration.

@@ -169,9 +169,7 @@ pg_entry_replace_locked(pg_entry *old, pg_entry *fresh)
 pg_entry *
 pg_entry_find_locked(CK_OBJECT_HANDLE handle)
 {
-	if (handle == CK_INVALID_HANDLE)
-		return NULL;
-	return pg_map_get(&pg_store.objects, handle);
+	return pg_map_get_handle(&pg_store.objects, handle);
 }
 
 bool
