@@ -141,11 +141,14 @@ map_slot_locked(CK_ULONG module, CK_SLOT_ID real, CK_SLOT_ID *id)
  * Forwarders generated from the call list
  */
 
-#define PG_FWD_SESSION(name, params, args, v3only)                           \
+/* A forwarder: lookup finds the module and the real handle in place of
+ * handle; the call goes on if the module has it (a 3.0 module, for the
+ * calls new in 3.0: every one of them takes a session). */
+#define PG_FWD_BY(lookup, handle, name, params, args, v3only)                \
 	static CK_RV px_##name params                                            \
 	{                                                                        \
 		px_module *mod;                                                      \
-		CK_RV rv = lookup_session(hSession, &mod, &hSession);                \
+		CK_RV rv = lookup(handle, &mod, &handle);                            \
 		if (rv != CKR_OK)                                                    \
 			return rv;                                                       \
 		if ((v3only && !mod->v3) || mod->funcs->name == NULL)                \
@@ -153,18 +156,10 @@ map_slot_locked(CK_ULONG module, CK_SLOT_ID real, CK_SLOT_ID *id)
 		return mod->funcs->name args;                                        \
 	}
 
+#define PG_FWD_SESSION(name, params, args, v3only)                           \
+	PG_FWD_BY(lookup_session, hSession, name, params, args, v3only)
 #define PG_FWD_SLOT(name, params, args, v3only)                              \
-	static CK_RV px_##name params                                            \
-	{                                                                        \
-		px_module *mod;                                                      \
-		CK_RV rv = lookup_slot(slotID, &mod, &slotID);                       \
-		if (rv != CKR_OK)                                                    \
-			return rv;                                                       \
-		if (mod->funcs->name == NULL)                                        \
-			return CKR_FUNCTION_NOT_SUPPORTED;                               \
-		return mod->funcs->name args;                                        \
-	}
-
+	PG_FWD_BY(lookup_slot, slotID, name, params, args, v3only)
 #define PG_FWD_INFO(name, params, args, v3only)
 PG_FORWARD_CALLS
 

@@ -152,34 +152,11 @@ pg_tstore_writable(const pg_tstore *s)
 bool
 pg_tstore_make_dir(const pg_tstore *s)
 {
-	char *dir;
 	struct stat st;
-	bool ok = true;
 
 	if (stat(s->path, &st) == 0 || s->create_mode == 0)
 		return S_ISDIR(st.st_mode);
-	if ((dir = strdup(s->path)) == NULL)
-		return false;
-	/* Each missing component, from the top (mkdir does not follow a
-	 * link planted where a directory is expected). */
-	for (char *p = dir + 1; ok; p++) {
-		bool last = *p == 0;
-		if (*p != '/' && !last)
-			continue;
-		*p = 0;
-		if (mkdir(dir, (mode_t)s->create_mode) == 0)
-			/* Readable by whom the mode says, whatever the umask. */
-			ok = chmod(dir, (mode_t)s->create_mode) == 0;
-		else if (errno != EEXIST || stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-			ok = false;
-		if (last)
-			break;
-		*p = '/';
-	}
-	if (!ok)
-		pg_message("%s: cannot make the directory: %s", dir, strerror(errno));
-	free(dir);
-	return ok;
+	return pg_trust_make_dirs(s->path, (mode_t)s->create_mode, true);
 }
 
 const pg_source *

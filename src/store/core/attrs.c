@@ -257,6 +257,16 @@ pg_attrs_size(const pg_attrs *attrs)
 	return total;
 }
 
+bool
+pg_ulong_listed(const CK_ULONG *list, size_t n, CK_ULONG v)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (list[i] == v)
+			return true;
+	}
+	return false;
+}
+
 /* Adds one decoded template entry (record.c's callback). */
 static bool
 template_entry(void *ctx, CK_ATTRIBUTE_TYPE type, unsigned flags, const unsigned char *value,

@@ -51,6 +51,8 @@ bool pg_map_add(pg_map *map, uint64_t key, void *value) PG_MUST_CHECK;
 bool pg_map_remove(pg_map *map, uint64_t key, const void *value);
 /* The first value with this key, or NULL. */
 void *pg_map_get(const pg_map *map, uint64_t key);
+/* The same for a PKCS#11 handle: NULL for CK_INVALID_HANDLE. */
+void *pg_map_get_handle(const pg_map *map, CK_ULONG handle);
 /*
  * Iterates the values with a key: `*pos` starts at 0; returns NULL at
  * the end. The map must not change during the iteration.
@@ -71,6 +73,8 @@ bool pg_attrs_copy(pg_attrs *dst, const pg_attrs *src) PG_MUST_CHECK;
 void pg_attrs_compact(pg_attrs *attrs);
 /* Total bytes of values. */
 size_t pg_attrs_size(const pg_attrs *attrs);
+/* Whether v is one of list[n] (attribute, key or object types). */
+bool pg_ulong_listed(const CK_ULONG *list, size_t n, CK_ULONG v);
 
 /* ---------------------------------------------------------------------------
  * Records: the stored form of an attribute list (record.c). The format

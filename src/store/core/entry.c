@@ -21,16 +21,6 @@ static const CK_ATTRIBUTE_TYPE indexed[] = {
 	CKA_LABEL, CKA_ID, CKA_SUBJECT, CKA_SERIAL_NUMBER,
 };
 
-static bool
-is_indexed(CK_ATTRIBUTE_TYPE type)
-{
-	for (size_t i = 0; i < PG_N_ELEMENTS(indexed); i++) {
-		if (indexed[i] == type)
-			return true;
-	}
-	return false;
-}
-
 pg_entry *
 pg_entry_new(pg_token *tok, CK_SESSION_HANDLE owner)
 {
@@ -93,28 +83,21 @@ index_key(const CK_ATTRIBUTE *a)
 	return pg_hash_bytes(a->type, a->pValue, a->ulValueLen);
 }
 
+/* Adds e to the index under each attribute of it that is indexed (add
+ * true), or removes it from there. */
 static bool
-index_add(pg_entry *e)
+index_update(pg_entry *e, bool add)
 {
 	for (CK_ULONG i = 0; i < e->obj.attrs.n; i++) {
 		const CK_ATTRIBUTE *a = &e->obj.attrs.items[i];
-		if (a->ulValueLen == 0 || !is_indexed(a->type))
+		if (a->ulValueLen == 0 || !pg_ulong_listed(indexed, PG_N_ELEMENTS(indexed), a->type))
 			continue;
-		if (!pg_map_add(&e->tok->index, index_key(a), e))
+		if (!add)
+			pg_map_remove(&e->tok->index, index_key(a), e);
+		else if (!pg_map_add(&e->tok->index, index_key(a), e))
 			return false;
 	}
 	return true;
-}
-
-static void
-index_remove(pg_entry *e)
-{
-	for (CK_ULONG i = 0; i < e->obj.attrs.n; i++) {
-		const CK_ATTRIBUTE *a = &e->obj.attrs.items[i];
-		if (a->ulValueLen == 0 || !is_indexed(a->type))
-			continue;
-		pg_map_remove(&e->tok->index, index_key(a), e);
-	}
 }
 
 static void
@@ -122,7 +105,7 @@ unlink_all(pg_entry *e)
 {
 	pg_token *tok = e->tok;
 
-	index_remove(e);
+	(void)index_update(e, false);
 	pg_map_remove(&pg_store.objects, e->obj.handle, e);
 	if (e->obj.row != 0)
 		pg_map_remove(&tok->rows, (uint64_t)e->obj.row, e);
@@ -158,7 +141,7 @@ pg_entry_publish_locked(pg_entry *e)
 	tok->objects = e;
 	tok->n_objects++;
 	e->published = true;
-	if (!index_add(e)) {
+	if (!index_update(e, true)) {
 		unlink_all(e);
 		return false;
 	}
@@ -186,9 +169,7 @@ pg_entry_replace_locked(pg_entry *old, pg_entry *fresh)
 pg_entry *
 pg_entry_find_locked(CK_OBJECT_HANDLE handle)
 {
-	if (handle == CK_INVALID_HANDLE)
-		return NULL;
-	return pg_map_get(&pg_store.objects, handle);
+	return pg_map_get_handle(&pg_store.objects, handle);
 }
 
 bool

@@ -179,18 +179,24 @@ check_args(const CK_C_INITIALIZE_ARGS *args, pg_store_options *opts)
 	return CKR_OK;
 }
 
-/* Drops the state inherited from a parent process (pg_store_life_begin). */
+/*
+ * Frees the sessions, then the tokens, objects and directory: C_Finalize's,
+ * or (forked) the state inherited from a parent process
+ * (pg_store_life_begin), which leaves the store uninitialised too.
+ */
 static void
-drop_inherited(void)
+free_state(bool forked)
 {
-	pg_sessions_finalize(true);
+	pg_sessions_finalize(forked);
 	pg_store_lock();
-	pg_tokens_free_locked(true);
+	pg_tokens_free_locked(forked);
 	pg_map_clear(&pg_store.objects);
 	free(pg_store.dir);
 	pg_store.dir = NULL;
-	pg_store.initialized = false;
-	pg_store.stale = false;
+	if (forked) {
+		pg_store.initialized = false;
+		pg_store.stale = false;
+	}
 	pg_store_unlock();
 }
 
@@ -212,7 +218,7 @@ C_Initialize(CK_VOID_PTR pInitArgs)
 	}
 	pg_store_life_begin();
 	if (pg_store.stale)
-		drop_inherited();
+		free_state(true);
 	pg_store_lock();
 	if (pg_store.initialized) {
 		rv = CKR_CRYPTOKI_ALREADY_INITIALIZED;
@@ -265,13 +271,7 @@ C_Finalize(CK_VOID_PTR pReserved)
 	while (pg_store.waiters > 0)
 		pthread_cond_wait(&pg_store.event, pg_store_mutex());
 	pg_store_unlock();
-	pg_sessions_finalize(false);
-	pg_store_lock();
-	pg_tokens_free_locked(false);
-	pg_map_clear(&pg_store.objects);
-	free(pg_store.dir);
-	pg_store.dir = NULL;
-	pg_store_unlock();
+	free_state(false);
 	pg_store_life_end();
 	return CKR_OK;
 }

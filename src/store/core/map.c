@@ -146,6 +146,14 @@ pg_map_get(const pg_map *map, uint64_t key)
 }
 
 void *
+pg_map_get_handle(const pg_map *map, CK_ULONG handle)
+{
+	if (handle == CK_INVALID_HANDLE)
+		return NULL;
+	return pg_map_get(map, handle);
+}
+
+void *
 pg_map_each(const pg_map *map, size_t *pos)
 {
 	if (map->slots == NULL)

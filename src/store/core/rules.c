@@ -203,16 +203,6 @@ typedef struct {
 	CK_ULONG subtype;            /* key or certificate type */
 } ruleset;
 
-static bool
-is_secret_type(CK_KEY_TYPE type)
-{
-	for (size_t i = 0; i < PG_N_ELEMENTS(secret_types); i++) {
-		if (secret_types[i] == type)
-			return true;
-	}
-	return false;
-}
-
 /* The rules of a class: CKR_OK, or CKR_ATTRIBUTE_VALUE_INVALID (unsupported). */
 static CK_RV
 ruleset_for(CK_OBJECT_CLASS cls, CK_ULONG subtype, ruleset *rs)
@@ -245,7 +235,7 @@ ruleset_for(CK_OBJECT_CLASS cls, CK_ULONG subtype, ruleset *rs)
 			rs->groups[3] = cls == CKO_PUBLIC_KEY ? ec_public_rules : ec_private_rules;
 		return CKR_OK;
 	case CKO_SECRET_KEY:
-		if (!is_secret_type(subtype))
+		if (!pg_ulong_listed(secret_types, PG_N_ELEMENTS(secret_types), subtype))
 			return CKR_ATTRIBUTE_VALUE_INVALID;
 		rs->groups[1] = key_rules;
 		rs->groups[2] = secret_rules;

@@ -19,9 +19,7 @@
 pg_session *
 pg_session_find_locked(CK_SESSION_HANDLE handle)
 {
-	if (handle == CK_INVALID_HANDLE)
-		return NULL;
-	return pg_map_get(&pg_store.sessions, handle);
+	return pg_map_get_handle(&pg_store.sessions, handle);
 }
 
 CK_RV

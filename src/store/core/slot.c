@@ -61,28 +61,28 @@ enter_slot(CK_SLOT_ID slotID, pg_token **tok)
 	return CKR_OK;
 }
 
-/* The module is initialized and slotID is one of its slots. */
+/* The module is initialized and slotID is one of its slots, then the
+ * arguments (args_ok false: CKR_ARGUMENTS_BAD). */
 static CK_RV
-slot_valid(CK_SLOT_ID slotID)
+slot_valid(CK_SLOT_ID slotID, bool args_ok)
 {
 	pg_token *tok;
 	CK_RV rv = enter_slot(slotID, &tok);
 
-	if (rv == CKR_OK)
-		pg_store_unlock();
-	return rv;
+	if (rv != CKR_OK)
+		return rv;
+	pg_store_unlock();
+	return args_ok ? CKR_OK : CKR_ARGUMENTS_BAD;
 }
 
 CK_RV
 C_GetSlotInfo(CK_SLOT_ID slotID, CK_SLOT_INFO_PTR pInfo)
 {
 	char desc[64];
-	CK_RV rv = slot_valid(slotID);
+	CK_RV rv = slot_valid(slotID, pInfo != NULL);
 
 	if (rv != CKR_OK)
 		return rv;
-	if (pInfo == NULL)
-		return CKR_ARGUMENTS_BAD;
 	snprintf(desc, sizeof(desc), "p11glue key store slot %lu", slotID);
 	pg_pad(pInfo->slotDescription, sizeof(pInfo->slotDescription), desc);
 	pg_pad(pInfo->manufacturerID, sizeof(pInfo->manufacturerID), "p11glue");
@@ -147,24 +147,20 @@ CK_RV
 C_GetMechanismList(CK_SLOT_ID slotID, CK_MECHANISM_TYPE_PTR pMechanismList,
                    CK_ULONG_PTR pulCount)
 {
-	CK_RV rv = slot_valid(slotID);
+	CK_RV rv = slot_valid(slotID, pulCount != NULL);
 
 	if (rv != CKR_OK)
 		return rv;
-	if (pulCount == NULL)
-		return CKR_ARGUMENTS_BAD;
 	return pg_mech_list(pMechanismList, pulCount);
 }
 
 CK_RV
 C_GetMechanismInfo(CK_SLOT_ID slotID, CK_MECHANISM_TYPE type, CK_MECHANISM_INFO_PTR pInfo)
 {
-	CK_RV rv = slot_valid(slotID);
+	CK_RV rv = slot_valid(slotID, pInfo != NULL);
 
 	if (rv != CKR_OK)
 		return rv;
-	if (pInfo == NULL)
-		return CKR_ARGUMENTS_BAD;
 	return pg_mech_info(type, pInfo);
 }
 
@@ -197,12 +193,30 @@ new_serial_locked(char serial[PG_SERIAL_LEN])
 	return !taken;
 }
 
+/*
+ * A new token key wrapped under the SO PIN into *so. The caller holds the
+ * lock, which is released while the KDF runs: the caller checks the
+ * store is still the one it was after.
+ */
+static CK_RV
+wrap_new_key_locked(CK_UTF8CHAR_PTR pin, CK_ULONG len, unsigned log2n, pg_pin_wrap *so)
+{
+	pg_token_key *key;
+	CK_RV rv;
+
+	pg_store_unlock();
+	key = pg_token_key_new();
+	rv = key ? pg_token_key_wrap(key, CKU_SO, pin, len, log2n, so) : CKR_HOST_MEMORY;
+	pg_token_key_free(key);
+	pg_store_lock();
+	return rv;
+}
+
 /* C_InitToken on the free slot: a new token file. */
 static CK_RV
 init_new_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PTR label)
 {
 	char serial[PG_SERIAL_LEN];
-	pg_token_key *key;
 	pg_pin_wrap so;
 	unsigned log2n = pg_store.kdf_log2n, gen = pg_store.generation;
 	CK_SLOT_ID slot = tok->slot;
@@ -210,11 +224,7 @@ init_new_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_PT
 
 	if (len < PG_PIN_MIN || len > PG_PIN_MAX)
 		return CKR_PIN_LEN_RANGE;
-	pg_store_unlock();
-	key = pg_token_key_new();
-	rv = key ? pg_token_key_wrap(key, CKU_SO, pin, len, log2n, &so) : CKR_HOST_MEMORY;
-	pg_token_key_free(key);
-	pg_store_lock();
+	rv = wrap_new_key_locked(pin, len, log2n, &so);
 	if (rv != CKR_OK)
 		return rv;
 	if (!pg_store.initialized || pg_store.generation != gen)
@@ -245,11 +255,7 @@ init_again_locked(pg_token *tok, CK_UTF8CHAR_PTR pin, CK_ULONG len, CK_UTF8CHAR_
 	pg_token_key_free(key);
 	if (rv != CKR_OK)
 		return rv;
-	pg_store_unlock();
-	key = pg_token_key_new();
-	rv = key ? pg_token_key_wrap(key, CKU_SO, pin, len, log2n, &so) : CKR_HOST_MEMORY;
-	pg_token_key_free(key);
-	pg_store_lock();
+	rv = wrap_new_key_locked(pin, len, log2n, &so);
 	if (rv == CKR_OK && (!pg_store.initialized || pg_store.generation != gen))
 		return CKR_CRYPTOKI_NOT_INITIALIZED;
 	if (rv == CKR_OK && tok->sessions > 0)

@@ -25,24 +25,25 @@ static CK_RV cipher_make(const pg_mech *mech, CK_MECHANISM_PTR m, pg_key *key, p
 	return rv;
 }
 
-static CK_RV crypt_oneshot(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR in, CK_ULONG in_len,
-                           CK_BYTE_PTR out, CK_ULONG_PTR out_len)
+/* Single-part and final output per 5.2 (a single-part call on a started
+ * operation: CKR_OPERATION_ACTIVE). */
+static CK_RV cipher_out(void *state, pg_op_out_how how, CK_BYTE_PTR in, CK_ULONG in_len,
+                        CK_BYTE_PTR out, CK_ULONG_PTR out_len)
 {
-	pg_session *s;
-	size_t n;
+	pg_cipher *c = state;
+	size_t n = out != NULL ? *out_len : 0;
 	CK_RV rv;
-	pg_cipher *c = pg_op_enter(h, kind, (in != NULL || in_len == 0) && out_len != NULL, &s, &rv);
 
-	if (c == NULL)
-		return rv;
 	/* 5.9: C_Encrypt cannot finish a multi-part operation. */
-	if (pg_cipher_started(c))
-		return pg_op_finish(s, kind, CKR_OPERATION_ACTIVE, NULL);
-	n = out != NULL ? *out_len : 0;
-	rv = pg_cipher_oneshot(c, in, in_len, out, &n);
+	if (how == PG_OUT_ONESHOT && pg_cipher_started(c))
+		return CKR_OPERATION_ACTIVE;
+	if (how == PG_OUT_ONESHOT)
+		rv = pg_cipher_oneshot(c, in, in_len, out, &n);
+	else
+		rv = pg_cipher_final(c, out, &n);
 	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
 		*out_len = n;
-	return pg_op_finish(s, kind, rv, out);
+	return rv;
 }
 
 CK_RV pg_crypt_update(pg_session *s, pg_op_kind kind, CK_BYTE_PTR in, CK_ULONG in_len,
@@ -76,23 +77,6 @@ static CK_RV crypt_update(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR in, 
 	return pg_call_end(s, pg_crypt_update(s, kind, in, in_len, out, out_len));
 }
 
-static CK_RV crypt_final(CK_SESSION_HANDLE h, pg_op_kind kind, CK_BYTE_PTR out,
-                         CK_ULONG_PTR out_len)
-{
-	pg_session *s;
-	size_t n;
-	CK_RV rv;
-	pg_cipher *c = pg_op_enter(h, kind, out_len != NULL, &s, &rv);
-
-	if (c == NULL)
-		return rv;
-	n = out != NULL ? *out_len : 0;
-	rv = pg_cipher_final(c, out, &n);
-	if (rv == CKR_OK || rv == CKR_BUFFER_TOO_SMALL)
-		*out_len = n;
-	return pg_op_finish(s, kind, rv, out);
-}
-
 CK_RV pg_C_EncryptInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
                        CK_OBJECT_HANDLE hKey)
 {
@@ -102,8 +86,8 @@ CK_RV pg_C_EncryptInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 CK_RV pg_C_Encrypt(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                    CK_BYTE_PTR pEncryptedData, CK_ULONG_PTR pulEncryptedDataLen)
 {
-	return crypt_oneshot(hSession, PG_OP_ENCRYPT, pData, ulDataLen, pEncryptedData,
-	                     pulEncryptedDataLen);
+	return pg_op_output(hSession, PG_OP_ENCRYPT, cipher_out, PG_OUT_ONESHOT, pData, ulDataLen,
+	                    pEncryptedData, pulEncryptedDataLen);
 }
 
 CK_RV pg_C_EncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen,
@@ -116,7 +100,8 @@ CK_RV pg_C_EncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG
 CK_RV pg_C_EncryptFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pLastEncryptedPart,
                         CK_ULONG_PTR pulLastEncryptedPartLen)
 {
-	return crypt_final(hSession, PG_OP_ENCRYPT, pLastEncryptedPart, pulLastEncryptedPartLen);
+	return pg_op_output(hSession, PG_OP_ENCRYPT, cipher_out, PG_OUT_FINAL, NULL, 0,
+	                    pLastEncryptedPart, pulLastEncryptedPartLen);
 }
 
 CK_RV pg_C_DecryptInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
@@ -128,8 +113,8 @@ CK_RV pg_C_DecryptInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 CK_RV pg_C_Decrypt(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedData,
                    CK_ULONG ulEncryptedDataLen, CK_BYTE_PTR pData, CK_ULONG_PTR pulDataLen)
 {
-	return crypt_oneshot(hSession, PG_OP_DECRYPT, pEncryptedData, ulEncryptedDataLen, pData,
-	                     pulDataLen);
+	return pg_op_output(hSession, PG_OP_DECRYPT, cipher_out, PG_OUT_ONESHOT, pEncryptedData,
+	                    ulEncryptedDataLen, pData, pulDataLen);
 }
 
 CK_RV pg_C_DecryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedPart,
@@ -142,5 +127,6 @@ CK_RV pg_C_DecryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedPart,
 CK_RV pg_C_DecryptFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pLastPart,
                         CK_ULONG_PTR pulLastPartLen)
 {
-	return crypt_final(hSession, PG_OP_DECRYPT, pLastPart, pulLastPartLen);
+	return pg_op_output(hSession, PG_OP_DECRYPT, cipher_out, PG_OUT_FINAL, NULL, 0, pLastPart,
+	                    pulLastPartLen);
 }

@@ -32,12 +32,17 @@ CK_RV pg_digest_update(pg_digest *d, const void *data, size_t len)
 	return EVP_DigestUpdate(d->ctx, data, len) ? CKR_OK : CKR_FUNCTION_FAILED;
 }
 
-/* Digest output per 5.2; feeds data first when data_len > 0 or one_shot. */
-static CK_RV digest_out(pg_digest *d, const void *data, size_t data_len, CK_BYTE_PTR out,
-                        CK_ULONG_PTR out_len)
+/* Digest output per 5.2; feeds data first when data_len > 0. A one-shot
+ * call on a started operation: CKR_OPERATION_ACTIVE. */
+static CK_RV digest_out(void *state, pg_op_out_how how, CK_BYTE_PTR data, CK_ULONG data_len,
+                        CK_BYTE_PTR out, CK_ULONG_PTR out_len)
 {
+	pg_digest *d = state;
 	unsigned int n = 0;
 
+	/* 5.11: C_Digest cannot finish a multi-part operation. */
+	if (how == PG_OUT_ONESHOT && d->started)
+		return CKR_OPERATION_ACTIVE;
 	if (out == NULL) {
 		*out_len = d->len;
 		return CKR_OK;
@@ -52,15 +57,6 @@ static CK_RV digest_out(pg_digest *d, const void *data, size_t data_len, CK_BYTE
 		return CKR_FUNCTION_FAILED;
 	*out_len = n;
 	return CKR_OK;
-}
-
-static CK_RV finish(pg_session *s, CK_RV rv, const void *out, bool keep_ok)
-{
-	bool keep = keep_ok ? rv == CKR_OK : pg_op_keep(rv, out);
-
-	if (!keep && pg_op_state(s, PG_OP_DIGEST) != NULL)
-		pg_session_op_end(s, PG_OP_DIGEST);
-	return pg_call_end(s, rv);
 }
 
 static CK_RV make_digest(const pg_mech *mech, CK_MECHANISM_PTR m, pg_key *key, pg_op_kind kind,
@@ -90,56 +86,33 @@ CK_RV pg_C_DigestInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism)
 CK_RV pg_C_Digest(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                   CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
 {
-	pg_session *s;
-	pg_digest *d;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	return pg_op_output(hSession, PG_OP_DIGEST, digest_out, PG_OUT_ONESHOT, pData, ulDataLen,
+	                    pDigest, pulDigestLen);
+}
 
-	if (rv != CKR_OK)
-		return rv;
-	if ((pData == NULL && ulDataLen > 0) || pulDigestLen == NULL)
-		return finish(s, CKR_ARGUMENTS_BAD, NULL, false);
-	d = pg_op_state(s, PG_OP_DIGEST);
-	if (d == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
-	/* 5.11: C_Digest cannot finish a multi-part operation. */
-	if (d->started)
-		return finish(s, CKR_OPERATION_ACTIVE, NULL, false);
-	rv = digest_out(d, pData, ulDataLen, pDigest, pulDigestLen);
-	return finish(s, rv, pDigest, false);
+static CK_RV digest_update(void *state, const unsigned char *data, size_t len)
+{
+	return pg_digest_update(state, data, len);
 }
 
 CK_RV pg_C_DigestUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	pg_session *s;
-	pg_digest *d;
-	CK_RV rv = pg_call_begin(hSession, &s);
-
-	if (rv != CKR_OK)
-		return rv;
-	if (pPart == NULL && ulPartLen > 0)
-		return finish(s, CKR_ARGUMENTS_BAD, NULL, true);
-	d = pg_op_state(s, PG_OP_DIGEST);
-	if (d == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
-	return finish(s, pg_digest_update(d, pPart, ulPartLen), NULL, true);
+	return pg_op_update(hSession, PG_OP_DIGEST, digest_update, pPart, ulPartLen);
 }
 
 CK_RV pg_C_DigestKey(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hKey)
 {
 	pg_session *s;
-	pg_digest *d;
 	pg_object *obj;
 	const CK_ATTRIBUTE *value;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv;
+	pg_digest *d = pg_op_enter(hSession, PG_OP_DIGEST, true, &s, &rv);
 
-	if (rv != CKR_OK)
-		return rv;
-	d = pg_op_state(s, PG_OP_DIGEST);
 	if (d == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
+		return rv;
 	rv = pg_session_key(s, hKey, &obj);
 	if (rv != CKR_OK)
-		return finish(s, rv, NULL, true);
+		return pg_op_finish_update(s, PG_OP_DIGEST, rv);
 	/* 5.11: only a secret key's value can be digested. */
 	value = pg_attrs_find(&obj->attrs, CKA_VALUE);
 	if (pg_attrs_ulong(&obj->attrs, CKA_CLASS, (CK_ULONG)-1) != CKO_SECRET_KEY || value == NULL)
@@ -147,24 +120,13 @@ CK_RV pg_C_DigestKey(CK_SESSION_HANDLE hSession, CK_OBJECT_HANDLE hKey)
 	else
 		rv = pg_digest_update(d, value->pValue, value->ulValueLen);
 	pg_object_unref(obj);
-	return finish(s, rv, NULL, true);
+	return pg_op_finish_update(s, PG_OP_DIGEST, rv);
 }
 
 CK_RV pg_C_DigestFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pDigest, CK_ULONG_PTR pulDigestLen)
 {
-	pg_session *s;
-	pg_digest *d;
-	CK_RV rv = pg_call_begin(hSession, &s);
-
-	if (rv != CKR_OK)
-		return rv;
-	if (pulDigestLen == NULL)
-		return finish(s, CKR_ARGUMENTS_BAD, NULL, false);
-	d = pg_op_state(s, PG_OP_DIGEST);
-	if (d == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
-	rv = digest_out(d, NULL, 0, pDigest, pulDigestLen);
-	return finish(s, rv, pDigest, false);
+	return pg_op_output(hSession, PG_OP_DIGEST, digest_out, PG_OUT_FINAL, NULL, 0, pDigest,
+	                    pulDigestLen);
 }
 
 /* ---------------------------------------------------------------------------
@@ -172,6 +134,29 @@ CK_RV pg_C_DigestFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pDigest, CK_ULONG
  * output rules are the cipher's, and nothing is digested, signed or
  * verified when only a length is asked for.
  */
+
+/*
+ * The start of a dual-function call: the session, the arguments, then
+ * both operations (crypt, the encryption or decryption, and other).
+ * CKR_OK with *s held and *c, *o set; else the call's result, the
+ * session released.
+ */
+static CK_RV dual_enter(CK_SESSION_HANDLE h, pg_op_kind crypt, pg_op_kind other, CK_BYTE_PTR in,
+                        CK_ULONG in_len, CK_ULONG_PTR out_len, pg_session **s, pg_cipher **c,
+                        void **o)
+{
+	CK_RV rv = pg_call_begin(h, s);
+
+	if (rv != CKR_OK)
+		return rv;
+	if ((in == NULL && in_len > 0) || out_len == NULL)
+		return pg_call_end(*s, CKR_ARGUMENTS_BAD);
+	*c = pg_op_state(*s, crypt);
+	*o = pg_op_state(*s, other);
+	if (*c == NULL || *o == NULL)
+		return pg_call_end(*s, CKR_OPERATION_NOT_INITIALIZED);
+	return CKR_OK;
+}
 
 /* Encrypting forms: the plaintext is taken before the output may overwrite it. */
 static CK_RV dual_encrypt(CK_SESSION_HANDLE h, pg_op_kind other, CK_BYTE_PTR in, CK_ULONG in_len,
@@ -181,16 +166,10 @@ static CK_RV dual_encrypt(CK_SESSION_HANDLE h, pg_op_kind other, CK_BYTE_PTR in,
 	pg_cipher *c;
 	void *o;
 	size_t need;
-	CK_RV rv = pg_call_begin(h, &s);
+	CK_RV rv = dual_enter(h, PG_OP_ENCRYPT, other, in, in_len, out_len, &s, &c, &o);
 
 	if (rv != CKR_OK)
 		return rv;
-	if ((in == NULL && in_len > 0) || out_len == NULL)
-		return pg_call_end(s, CKR_ARGUMENTS_BAD);
-	c = pg_op_state(s, PG_OP_ENCRYPT);
-	o = pg_op_state(s, other);
-	if (c == NULL || o == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
 	need = pg_cipher_update_len(c, in_len);
 	if (out != NULL && *out_len >= need) {
 		rv = other == PG_OP_DIGEST ? pg_digest_update(o, in, in_len)
@@ -208,16 +187,12 @@ static CK_RV dual_decrypt(CK_SESSION_HANDLE h, pg_op_kind other, CK_BYTE_PTR in,
                           CK_BYTE_PTR out, CK_ULONG_PTR out_len)
 {
 	pg_session *s;
+	pg_cipher *c;
 	void *o;
-	CK_RV rv = pg_call_begin(h, &s);
+	CK_RV rv = dual_enter(h, PG_OP_DECRYPT, other, in, in_len, out_len, &s, &c, &o);
 
 	if (rv != CKR_OK)
 		return rv;
-	if ((in == NULL && in_len > 0) || out_len == NULL)
-		return pg_call_end(s, CKR_ARGUMENTS_BAD);
-	o = pg_op_state(s, other);
-	if (pg_op_state(s, PG_OP_DECRYPT) == NULL || o == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
 	rv = pg_crypt_update(s, PG_OP_DECRYPT, in, in_len, out, out_len);
 	if (rv == CKR_OK && out != NULL && *out_len > 0) {
 		rv = other == PG_OP_DIGEST ? pg_digest_update(o, out, *out_len)
@@ -235,19 +210,19 @@ CK_RV pg_C_DigestEncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK
 	                    pulEncryptedPartLen);
 }
 
+CK_RV pg_C_SignEncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen,
+                             CK_BYTE_PTR pEncryptedPart, CK_ULONG_PTR pulEncryptedPartLen)
+{
+	return dual_encrypt(hSession, PG_OP_SIGN, pPart, ulPartLen, pEncryptedPart,
+	                    pulEncryptedPartLen);
+}
+
 CK_RV pg_C_DecryptDigestUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedPart,
                                CK_ULONG ulEncryptedPartLen, CK_BYTE_PTR pPart,
                                CK_ULONG_PTR pulPartLen)
 {
 	return dual_decrypt(hSession, PG_OP_DIGEST, pEncryptedPart, ulEncryptedPartLen, pPart,
 	                    pulPartLen);
-}
-
-CK_RV pg_C_SignEncryptUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen,
-                             CK_BYTE_PTR pEncryptedPart, CK_ULONG_PTR pulEncryptedPartLen)
-{
-	return dual_encrypt(hSession, PG_OP_SIGN, pPart, ulPartLen, pEncryptedPart,
-	                    pulEncryptedPartLen);
 }
 
 CK_RV pg_C_DecryptVerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncryptedPart,
@@ -261,39 +236,37 @@ CK_RV pg_C_DecryptVerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pEncrypte
 /* ---------------------------------------------------------------------------
  * Random numbers (5.17), from libcrypto's generator.
  */
-CK_RV pg_C_SeedRandom(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSeed, CK_ULONG ulSeedLen)
+/* C_SeedRandom (seed true) and C_GenerateRandom: buf in the chunks
+ * libcrypto takes (an int's worth at a time). */
+static CK_RV random_call(CK_SESSION_HANDLE h, bool seed, CK_BYTE_PTR buf, CK_ULONG len)
 {
 	pg_session *s;
-	CK_RV rv = pg_call_begin(hSession, &s);
+	CK_RV rv = pg_call_begin(h, &s);
 
 	if (rv != CKR_OK)
 		return rv;
-	if (pSeed == NULL && ulSeedLen > 0)
+	if (buf == NULL && len > 0)
 		return pg_call_end(s, CKR_ARGUMENTS_BAD);
-	/* Mixed in as additional input: it can never weaken the generator. */
-	for (CK_ULONG done = 0; done < ulSeedLen;) {
-		int chunk = ulSeedLen - done > INT_MAX ? INT_MAX : (int)(ulSeedLen - done);
-		RAND_seed(pSeed + done, chunk);
+	for (CK_ULONG done = 0; done < len && rv == CKR_OK;) {
+		int chunk = len - done > INT_MAX ? INT_MAX : (int)(len - done);
+		/* A seed is mixed in as additional input: it can never weaken
+		 * the generator. */
+		if (seed)
+			RAND_seed(buf + done, chunk);
+		else if (RAND_bytes(buf + done, chunk) != 1)
+			rv = CKR_FUNCTION_FAILED;
 		done += (CK_ULONG)chunk;
 	}
-	return pg_call_end(s, CKR_OK);
+	return pg_call_end(s, rv);
+}
+
+CK_RV pg_C_SeedRandom(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSeed, CK_ULONG ulSeedLen)
+{
+	return random_call(hSession, true, pSeed, ulSeedLen);
 }
 
 CK_RV pg_C_GenerateRandom(CK_SESSION_HANDLE hSession, CK_BYTE_PTR RandomData,
                           CK_ULONG ulRandomLen)
 {
-	pg_session *s;
-	CK_RV rv = pg_call_begin(hSession, &s);
-
-	if (rv != CKR_OK)
-		return rv;
-	if (RandomData == NULL && ulRandomLen > 0)
-		return pg_call_end(s, CKR_ARGUMENTS_BAD);
-	for (CK_ULONG done = 0; done < ulRandomLen && rv == CKR_OK;) {
-		int chunk = ulRandomLen - done > INT_MAX ? INT_MAX : (int)(ulRandomLen - done);
-		if (RAND_bytes(RandomData + done, chunk) != 1)
-			rv = CKR_FUNCTION_FAILED;
-		done += (CK_ULONG)chunk;
-	}
-	return pg_call_end(s, rv);
+	return random_call(hSession, false, RandomData, ulRandomLen);
 }

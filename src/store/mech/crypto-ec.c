@@ -137,17 +137,17 @@ bool pg_ec_point_decode(const pg_curve *curve, const unsigned char *der, size_t 
 	return true;
 }
 
-unsigned char *pg_ec_point_encode(const unsigned char *point, size_t len, size_t *der_len)
+/* A DER element of tag holding value[len] (len at most 0xffff), in a
+ * malloc()ed buffer of *der_len bytes; NULL when out of memory. */
+static unsigned char *der_element(unsigned char tag, const unsigned char *value, size_t len,
+                                  size_t *der_len)
 {
-	unsigned char *der;
 	size_t hdr = len < 0x80 ? 2 : len < 0x100 ? 3 : 4;
+	unsigned char *der = malloc(hdr + len);
 
-	if (len > 0xffff)
-		return NULL;
-	der = malloc(hdr + len);
 	if (der == NULL)
 		return NULL;
-	der[0] = 0x04;
+	der[0] = tag;
 	if (hdr == 2) {
 		der[1] = (unsigned char)len;
 	} else if (hdr == 3) {
@@ -158,9 +158,16 @@ unsigned char *pg_ec_point_encode(const unsigned char *point, size_t len, size_t
 		der[2] = (unsigned char)(len >> 8);
 		der[3] = (unsigned char)len;
 	}
-	memcpy(der + hdr, point, len);
+	memcpy(der + hdr, value, len);
 	*der_len = hdr + len;
 	return der;
+}
+
+unsigned char *pg_ec_point_encode(const unsigned char *point, size_t len, size_t *der_len)
+{
+	if (len > 0xffff)
+		return NULL;
+	return der_element(0x04, point, len, der_len);
 }
 
 EVP_PKEY *pg_ec_public_key(const pg_curve *curve, const unsigned char *point, size_t len)
@@ -255,26 +262,11 @@ unsigned char *pg_ecdsa_rs_to_der(const unsigned char *rs, size_t n, size_t *der
 {
 	/* Each INTEGER takes at most n + 3 bytes; the SEQUENCE header 3. */
 	unsigned char body[2 * (66 + 3)];
-	unsigned char *end, *der;
-	size_t body_len, hdr;
+	unsigned char *end;
 
 	if (n == 0 || n > 66)
 		return NULL;
 	end = fixed_to_int(rs, n, body);
 	end = fixed_to_int(rs + n, n, end);
-	body_len = (size_t)(end - body);
-	hdr = body_len < 0x80 ? 2 : 3;
-	der = malloc(hdr + body_len);
-	if (der == NULL)
-		return NULL;
-	der[0] = 0x30;
-	if (hdr == 2) {
-		der[1] = (unsigned char)body_len;
-	} else {
-		der[1] = 0x81;
-		der[2] = (unsigned char)body_len;
-	}
-	memcpy(der + hdr, body, body_len);
-	*der_len = hdr + body_len;
-	return der;
+	return der_element(0x30, body, (size_t)(end - body), der_len);
 }

@@ -67,6 +67,20 @@ static CK_RV check_session(CK_SESSION_HANDLE h, const CK_ATTRIBUTE *t1, CK_ULONG
 	return pg_call_end(s, rv);
 }
 
+/*
+ * The mechanism of a key generation, which must have flag (CKF_GENERATE,
+ * CKF_GENERATE_KEY_PAIR): CKR_MECHANISM_INVALID comes before
+ * session_rv, check_session's CKR_SESSION_READ_ONLY, which comes next.
+ */
+static CK_RV keygen_mech(const CK_MECHANISM *m, CK_FLAGS flag, CK_RV session_rv,
+                         const pg_mech **mech)
+{
+	*mech = pg_mech_find(m->mechanism);
+	if (*mech == NULL || ((*mech)->flags & flag) == 0)
+		return CKR_MECHANISM_INVALID;
+	return session_rv;
+}
+
 CK_RV pg_C_GenerateKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
                        CK_ATTRIBUTE_PTR pTemplate, CK_ULONG ulCount, CK_OBJECT_HANDLE_PTR phKey)
 {
@@ -80,9 +94,7 @@ CK_RV pg_C_GenerateKey(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 		return rv;
 	if (pMechanism == NULL || phKey == NULL || (pTemplate == NULL && ulCount > 0))
 		return CKR_ARGUMENTS_BAD;
-	mech = pg_mech_find(pMechanism->mechanism);
-	if (mech == NULL || (mech->flags & CKF_GENERATE) == 0)
-		return CKR_MECHANISM_INVALID;
+	rv = keygen_mech(pMechanism, CKF_GENERATE, rv, &mech);
 	if (rv != CKR_OK)
 		return rv;
 	rv = tmpl_kind(pTemplate, ulCount, CKO_SECRET_KEY, mech->key_type);
@@ -227,9 +239,7 @@ CK_RV pg_C_GenerateKeyPair(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechani
 	if (pMechanism == NULL || phPublicKey == NULL || phPrivateKey == NULL ||
 	    (pub == NULL && n_pub > 0) || (priv == NULL && n_priv > 0))
 		return CKR_ARGUMENTS_BAD;
-	mech = pg_mech_find(pMechanism->mechanism);
-	if (mech == NULL || (mech->flags & CKF_GENERATE_KEY_PAIR) == 0)
-		return CKR_MECHANISM_INVALID;
+	rv = keygen_mech(pMechanism, CKF_GENERATE_KEY_PAIR, rv, &mech);
 	if (rv != CKR_OK)
 		return rv;
 	rv = tmpl_kind(pub, n_pub, CKO_PUBLIC_KEY, mech->key_type);

@@ -344,18 +344,34 @@ void pg_rsa_params_clear(pg_rsa_params *p)
 	memset(p, 0, sizeof(*p));
 }
 
+/* Copies m's parameter to dst, which takes exactly size bytes (false:
+ * none, or another size). */
+static bool param_copy(const CK_MECHANISM *m, void *dst, size_t size)
+{
+	if (m->pParameter == NULL || m->ulParameterLen != size)
+		return false;
+	memcpy(dst, m->pParameter, size);
+	return true;
+}
+
+/* The hash and the mask generation function of a PSS or OAEP parameter
+ * into out (false: either one unknown). */
+static bool rsa_hashes(CK_MECHANISM_TYPE hash, CK_RSA_PKCS_MGF_TYPE mgf, pg_rsa_params *out)
+{
+	out->hash = pg_hash_from_mech(hash);
+	out->mgf = pg_hash_from_mgf(mgf);
+	return pg_hash_md(out->hash) != NULL && pg_hash_md(out->mgf) != NULL;
+}
+
 CK_RV pg_params_pss(const pg_mech *mech, const CK_MECHANISM *m, pg_rsa_params *out)
 {
 	CK_RSA_PKCS_PSS_PARAMS pss;
 
 	memset(out, 0, sizeof(*out));
-	if (m->pParameter == NULL || m->ulParameterLen != sizeof(pss))
+	if (!param_copy(m, &pss, sizeof(pss)))
 		return CKR_MECHANISM_PARAM_INVALID;
-	memcpy(&pss, m->pParameter, sizeof(pss));
-	out->hash = pg_hash_from_mech(pss.hashAlg);
-	out->mgf = pg_hash_from_mgf(pss.mgf);
 	out->salt = pss.sLen;
-	if (pg_hash_md(out->hash) == NULL || pg_hash_md(out->mgf) == NULL)
+	if (!rsa_hashes(pss.hashAlg, pss.mgf, out))
 		return CKR_MECHANISM_PARAM_INVALID;
 	/* 2.1.14: the hashing mechanisms name their hash in the parameter too. */
 	if (mech->hash != PG_HASH_NONE && mech->hash != out->hash)
@@ -368,12 +384,7 @@ CK_RV pg_params_oaep(const CK_MECHANISM *m, pg_rsa_params *out)
 	CK_RSA_PKCS_OAEP_PARAMS oaep;
 
 	memset(out, 0, sizeof(*out));
-	if (m->pParameter == NULL || m->ulParameterLen != sizeof(oaep))
-		return CKR_MECHANISM_PARAM_INVALID;
-	memcpy(&oaep, m->pParameter, sizeof(oaep));
-	out->hash = pg_hash_from_mech(oaep.hashAlg);
-	out->mgf = pg_hash_from_mgf(oaep.mgf);
-	if (pg_hash_md(out->hash) == NULL || pg_hash_md(out->mgf) == NULL)
+	if (!param_copy(m, &oaep, sizeof(oaep)) || !rsa_hashes(oaep.hashAlg, oaep.mgf, out))
 		return CKR_MECHANISM_PARAM_INVALID;
 	if (oaep.ulSourceDataLen > 0 && oaep.pSourceData == NULL)
 		return CKR_MECHANISM_PARAM_INVALID;

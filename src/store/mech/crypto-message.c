@@ -66,12 +66,14 @@ static CK_RV msg_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE 
  * Reads a message's parameter into a pg_gcm, generating the IV for
  * encryption when the caller asks (the IV is written back to pIv).
  */
-static CK_RV msg_params(msg_op *op, CK_VOID_PTR param, CK_ULONG param_len, pg_gcm *gcm,
-                        unsigned char **tag)
+static CK_RV msg_params(msg_op *op, CK_VOID_PTR param, CK_ULONG param_len, CK_BYTE_PTR aad,
+                        CK_ULONG aad_len, pg_gcm *gcm, unsigned char **tag)
 {
 	CK_GCM_MESSAGE_PARAMS p;
 	size_t fixed, i;
 
+	gcm->aad = aad;
+	gcm->aad_len = aad_len;
 	if (param == NULL || param_len != sizeof(p))
 		return CKR_MECHANISM_PARAM_INVALID;
 	memcpy(&p, param, sizeof(p));
@@ -110,6 +112,22 @@ static CK_RV msg_finish(msg_op *op, EVP_CIPHER_CTX *ctx, unsigned char *tag, siz
 	return rv == CKR_ENCRYPTED_DATA_INVALID ? CKR_AEAD_DECRYPT_FAILED : rv;
 }
 
+/* The operation a message starts on (single-part and begin calls): NULL
+ * with *rv CKR_OPERATION_NOT_INITIALIZED when there is none, or
+ * CKR_OPERATION_ACTIVE while a multi-part message is under way. */
+static msg_op *msg_idle(pg_session *s, pg_op_kind kind, CK_RV *rv)
+{
+	msg_op *op = pg_op_state(s, kind);
+
+	if (op == NULL)
+		*rv = CKR_OPERATION_NOT_INITIALIZED;
+	else if (op->ctx != NULL)
+		*rv = CKR_OPERATION_ACTIVE;
+	else
+		return op;
+	return NULL;
+}
+
 static CK_RV msg_oneshot(CK_SESSION_HANDLE h, pg_op_kind kind, CK_VOID_PTR param,
                          CK_ULONG param_len, CK_BYTE_PTR aad, CK_ULONG aad_len, CK_BYTE_PTR in,
                          CK_ULONG in_len, CK_BYTE_PTR out, CK_ULONG_PTR out_len)
@@ -127,18 +145,14 @@ static CK_RV msg_oneshot(CK_SESSION_HANDLE h, pg_op_kind kind, CK_VOID_PTR param
 	if (param == NULL || (aad == NULL && aad_len > 0) || (in == NULL && in_len > 0) ||
 	    out_len == NULL)
 		return pg_call_end(s, CKR_ARGUMENTS_BAD);
-	op = pg_op_state(s, kind);
+	op = msg_idle(s, kind, &rv);
 	if (op == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
-	if (op->ctx != NULL)
-		return pg_call_end(s, CKR_OPERATION_ACTIVE);
+		return pg_call_end(s, rv);
 	if (out == NULL || *out_len < in_len) {
 		*out_len = in_len;
 		return pg_call_end(s, out == NULL ? CKR_OK : CKR_BUFFER_TOO_SMALL);
 	}
-	rv = msg_params(op, param, param_len, &gcm, &tag);
-	gcm.aad = aad;
-	gcm.aad_len = aad_len;
+	rv = msg_params(op, param, param_len, aad, aad_len, &gcm, &tag);
 	ctx = rv == CKR_OK ? pg_gcm_start(op->key, &gcm, op->encrypt, &rv) : NULL;
 	if (ctx != NULL)
 		rv = pg_cipher_run(ctx, in, in_len, out, &n);
@@ -164,14 +178,10 @@ static CK_RV msg_begin(CK_SESSION_HANDLE h, pg_op_kind kind, CK_VOID_PTR param,
 		return rv;
 	if (param == NULL || (aad == NULL && aad_len > 0))
 		return pg_call_end(s, CKR_ARGUMENTS_BAD);
-	op = pg_op_state(s, kind);
+	op = msg_idle(s, kind, &rv);
 	if (op == NULL)
-		return pg_call_end(s, CKR_OPERATION_NOT_INITIALIZED);
-	if (op->ctx != NULL)
-		return pg_call_end(s, CKR_OPERATION_ACTIVE);
-	rv = msg_params(op, param, param_len, &gcm, &op->tag);
-	gcm.aad = aad;
-	gcm.aad_len = aad_len;
+		return pg_call_end(s, rv);
+	rv = msg_params(op, param, param_len, aad, aad_len, &gcm, &op->tag);
 	if (rv == CKR_OK)
 		op->ctx = pg_gcm_start(op->key, &gcm, op->encrypt, &rv);
 	op->tag_len = gcm.tag_len;
@@ -233,14 +243,23 @@ static CK_RV msg_final(CK_SESSION_HANDLE h, pg_op_kind kind)
 	return pg_call_end(s, CKR_OK);
 }
 
-/* The five calls of message-based encryption or decryption (5.19, 5.20),
- * the same but for the operation kind. */
-#define MESSAGE_CRYPT_CALLS(Verb, KIND)                                                      \
+/* C_MessageEncryptInit, C_MessageDecryptInit, C_MessageSignInit and
+ * C_MessageVerifyInit (5.19 to 5.22), the same but for the operation kind. */
+#define MESSAGE_INIT_CALL(Verb, KIND)                                                        \
 	CK_RV pg_C_Message##Verb##Init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m,              \
 	                               CK_OBJECT_HANDLE key)                                 \
 	{                                                                                    \
 		return msg_init(h, m, key, KIND);                                                \
-	}                                                                                    \
+	}
+
+MESSAGE_INIT_CALL(Encrypt, PG_OP_MESSAGE_ENCRYPT)
+MESSAGE_INIT_CALL(Decrypt, PG_OP_MESSAGE_DECRYPT)
+MESSAGE_INIT_CALL(Sign, PG_OP_MESSAGE_SIGN)
+MESSAGE_INIT_CALL(Verify, PG_OP_MESSAGE_VERIFY)
+
+/* The other four calls of message-based encryption or decryption (5.19,
+ * 5.20), the same but for the operation kind. */
+#define MESSAGE_CRYPT_CALLS(Verb, KIND)                                                      \
 	CK_RV pg_C_##Verb##Message(CK_SESSION_HANDLE h, CK_VOID_PTR param, CK_ULONG param_len, \
 	                           CK_BYTE_PTR aad, CK_ULONG aad_len, CK_BYTE_PTR in,        \
 	                           CK_ULONG in_len, CK_BYTE_PTR out, CK_ULONG_PTR out_len)   \
@@ -269,14 +288,9 @@ MESSAGE_CRYPT_CALLS(Decrypt, PG_OP_MESSAGE_DECRYPT)
 
 /* ---------------------------------------------------------------------------
  * Message-based signing and verifying: no mechanism takes them.
+ *
+ * Argument checks, then the state: there is never an operation to continue.
  */
-CK_RV pg_C_MessageSignInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
-                           CK_OBJECT_HANDLE hKey)
-{
-	return msg_init(hSession, pMechanism, hKey, PG_OP_MESSAGE_SIGN);
-}
-
-/* Argument checks, then the state: there is never an operation to continue. */
 static CK_RV no_operation(CK_SESSION_HANDLE h, bool args_ok, pg_op_kind kind)
 {
 	pg_session *s;
@@ -290,6 +304,22 @@ static CK_RV no_operation(CK_SESSION_HANDLE h, bool args_ok, pg_op_kind kind)
 	                                                   : CKR_FUNCTION_FAILED);
 }
 
+/* The two other calls of message-based signing or verifying (5.21, 5.22)
+ * whose arguments are the same for both, but for the operation kind. */
+#define MESSAGE_SIGN_CALLS(Verb, KIND)                                                       \
+	CK_RV pg_C_##Verb##MessageBegin(CK_SESSION_HANDLE h, CK_VOID_PTR param,               \
+	                                CK_ULONG param_len)                                   \
+	{                                                                                    \
+		return no_operation(h, true, KIND);                                              \
+	}                                                                                    \
+	CK_RV pg_C_Message##Verb##Final(CK_SESSION_HANDLE h)                                 \
+	{                                                                                    \
+		return no_operation(h, true, KIND);                                              \
+	}
+
+MESSAGE_SIGN_CALLS(Sign, PG_OP_MESSAGE_SIGN)
+MESSAGE_SIGN_CALLS(Verify, PG_OP_MESSAGE_VERIFY)
+
 CK_RV pg_C_SignMessage(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
                        CK_ULONG ulParameterLen, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                        CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
@@ -298,28 +328,11 @@ CK_RV pg_C_SignMessage(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
 	                    PG_OP_MESSAGE_SIGN);
 }
 
-CK_RV pg_C_SignMessageBegin(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
-                            CK_ULONG ulParameterLen)
-{
-	return no_operation(hSession, true, PG_OP_MESSAGE_SIGN);
-}
-
 CK_RV pg_C_SignMessageNext(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
                            CK_ULONG ulParameterLen, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                            CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
 	return no_operation(hSession, pData != NULL || ulDataLen == 0, PG_OP_MESSAGE_SIGN);
-}
-
-CK_RV pg_C_MessageSignFinal(CK_SESSION_HANDLE hSession)
-{
-	return no_operation(hSession, true, PG_OP_MESSAGE_SIGN);
-}
-
-CK_RV pg_C_MessageVerifyInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
-                             CK_OBJECT_HANDLE hKey)
-{
-	return msg_init(hSession, pMechanism, hKey, PG_OP_MESSAGE_VERIFY);
 }
 
 CK_RV pg_C_VerifyMessage(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
@@ -331,20 +344,9 @@ CK_RV pg_C_VerifyMessage(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
 	                    PG_OP_MESSAGE_VERIFY);
 }
 
-CK_RV pg_C_VerifyMessageBegin(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
-                              CK_ULONG ulParameterLen)
-{
-	return no_operation(hSession, true, PG_OP_MESSAGE_VERIFY);
-}
-
 CK_RV pg_C_VerifyMessageNext(CK_SESSION_HANDLE hSession, CK_VOID_PTR pParameter,
                              CK_ULONG ulParameterLen, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                              CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
 {
 	return no_operation(hSession, pData != NULL || ulDataLen == 0, PG_OP_MESSAGE_VERIFY);
-}
-
-CK_RV pg_C_MessageVerifyFinal(CK_SESSION_HANDLE hSession)
-{
-	return no_operation(hSession, true, PG_OP_MESSAGE_VERIFY);
 }

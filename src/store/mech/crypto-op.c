@@ -158,6 +158,33 @@ CK_RV pg_op_finish_update(pg_session *s, pg_op_kind kind, CK_RV rv)
 	return pg_call_end(s, rv);
 }
 
+CK_RV pg_op_output(CK_SESSION_HANDLE h, pg_op_kind kind, pg_op_out out_fn, pg_op_out_how how,
+                   CK_BYTE_PTR in, CK_ULONG in_len, CK_BYTE_PTR out, CK_ULONG_PTR out_len)
+{
+	pg_session *s;
+	CK_RV rv;
+	bool ok = (in != NULL || in_len == 0) && out_len != NULL;
+	void *state = pg_op_enter(h, kind, ok, &s, &rv);
+
+	if (state == NULL)
+		return rv;
+	rv = out_fn(state, how, in, in_len, out, out_len);
+	return pg_op_finish(s, kind, rv, out);
+}
+
+CK_RV pg_op_update(CK_SESSION_HANDLE h, pg_op_kind kind,
+                   CK_RV (*update_fn)(void *state, const unsigned char *in, size_t in_len),
+                   CK_BYTE_PTR in, CK_ULONG in_len)
+{
+	pg_session *s;
+	CK_RV rv;
+	void *state = pg_op_enter(h, kind, in != NULL || in_len == 0, &s, &rv);
+
+	if (state == NULL)
+		return rv;
+	return pg_op_finish_update(s, kind, update_fn(state, in, in_len));
+}
+
 CK_FLAGS pg_op_flag(pg_op_kind kind)
 {
 	switch (kind) {

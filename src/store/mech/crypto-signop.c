@@ -14,6 +14,11 @@ static void sign_free(void *state)
 	pg_sign_free(state);
 }
 
+static CK_RV sign_update(void *state, const unsigned char *data, size_t len)
+{
+	return pg_sign_update(state, data, len);
+}
+
 static CK_RV sign_make(const pg_mech *mech, CK_MECHANISM_PTR m, pg_key *key, pg_op_kind kind,
                        void **state)
 {
@@ -30,13 +35,18 @@ static CK_RV sign_init(CK_SESSION_HANDLE h, CK_MECHANISM_PTR m, CK_OBJECT_HANDLE
 	return pg_op_init(h, m, hkey, kind, sign_make, sign_free);
 }
 
-/* Signature output per 5.2; calls pg_sign_oneshot/final/recover to make it. */
-static CK_RV sign_out(pg_sign *sign, int how, CK_BYTE_PTR data, CK_ULONG len, CK_BYTE_PTR sig,
-                      CK_ULONG_PTR sig_len)
+/* Signature output per 5.2 (a one-shot call on a started operation:
+ * CKR_OPERATION_ACTIVE); calls pg_sign_oneshot/final/recover to make it. */
+static CK_RV sign_out(void *state, pg_op_out_how how, CK_BYTE_PTR data, CK_ULONG len,
+                      CK_BYTE_PTR sig, CK_ULONG_PTR sig_len)
 {
+	pg_sign *sign = state;
 	size_t need = pg_sign_len(sign), n = 0;
 	CK_RV rv;
 
+	/* 5.12: C_Sign cannot finish a multi-part operation. */
+	if (how == PG_OUT_ONESHOT && pg_sign_started(sign))
+		return CKR_OPERATION_ACTIVE;
 	if (sig == NULL) {
 		*sig_len = need;
 		return CKR_OK;
@@ -45,15 +55,37 @@ static CK_RV sign_out(pg_sign *sign, int how, CK_BYTE_PTR data, CK_ULONG len, CK
 		*sig_len = need;
 		return CKR_BUFFER_TOO_SMALL;
 	}
-	if (how == 0)
+	if (how == PG_OUT_ONESHOT)
 		rv = pg_sign_oneshot(sign, data, len, sig, &n);
-	else if (how == 1)
+	else if (how == PG_OUT_FINAL)
 		rv = pg_sign_final(sign, sig, &n);
 	else
 		rv = pg_sign_recover(sign, data, len, sig, &n);
 	if (rv == CKR_OK)
 		*sig_len = n;
 	return rv;
+}
+
+/* C_Verify and C_VerifyFinal (final: data NULL, len 0). */
+static CK_RV verify_call(CK_SESSION_HANDLE h, bool final, CK_BYTE_PTR data, CK_ULONG len,
+                         CK_BYTE_PTR sig, CK_ULONG sig_len)
+{
+	pg_session *s;
+	CK_RV rv;
+	bool ok = (data != NULL || len == 0) && (sig != NULL || sig_len == 0);
+	pg_sign *sign = pg_op_enter(h, PG_OP_VERIFY, ok, &s, &rv);
+
+	if (sign == NULL)
+		return rv;
+	if (final)
+		rv = pg_verify_final(sign, sig, sig_len);
+	else if (pg_sign_started(sign))
+		rv = CKR_OPERATION_ACTIVE;
+	else
+		rv = pg_verify_oneshot(sign, data, len, sig, sig_len);
+	/* 5.14: a call to C_Verify or C_VerifyFinal always ends the operation. */
+	pg_session_op_end(s, PG_OP_VERIFY);
+	return pg_call_end(s, rv);
 }
 
 CK_RV pg_C_SignInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
@@ -65,45 +97,20 @@ CK_RV pg_C_SignInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 CK_RV pg_C_Sign(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                 CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = (pData != NULL || ulDataLen == 0) && pulSignatureLen != NULL;
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_SIGN, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	/* 5.12: C_Sign cannot finish a multi-part operation. */
-	if (pg_sign_started(sign))
-		rv = CKR_OPERATION_ACTIVE;
-	else
-		rv = sign_out(sign, 0, pData, ulDataLen, pSignature, pulSignatureLen);
-	return pg_op_finish(s, PG_OP_SIGN, rv, pSignature);
+	return pg_op_output(hSession, PG_OP_SIGN, sign_out, PG_OUT_ONESHOT, pData, ulDataLen,
+	                    pSignature, pulSignatureLen);
 }
 
 CK_RV pg_C_SignUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = pPart != NULL || ulPartLen == 0;
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_SIGN, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	return pg_op_finish_update(s, PG_OP_SIGN, pg_sign_update(sign, pPart, ulPartLen));
+	return pg_op_update(hSession, PG_OP_SIGN, sign_update, pPart, ulPartLen);
 }
 
 CK_RV pg_C_SignFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature,
                      CK_ULONG_PTR pulSignatureLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = pulSignatureLen != NULL;
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_SIGN, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	rv = sign_out(sign, 1, NULL, 0, pSignature, pulSignatureLen);
-	return pg_op_finish(s, PG_OP_SIGN, rv, pSignature);
+	return pg_op_output(hSession, PG_OP_SIGN, sign_out, PG_OUT_FINAL, NULL, 0, pSignature,
+	                    pulSignatureLen);
 }
 
 CK_RV pg_C_SignRecoverInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
@@ -115,15 +122,8 @@ CK_RV pg_C_SignRecoverInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechani
 CK_RV pg_C_SignRecover(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                        CK_BYTE_PTR pSignature, CK_ULONG_PTR pulSignatureLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = (pData != NULL || ulDataLen == 0) && pulSignatureLen != NULL;
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_SIGN_RECOVER, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	rv = sign_out(sign, 2, pData, ulDataLen, pSignature, pulSignatureLen);
-	return pg_op_finish(s, PG_OP_SIGN_RECOVER, rv, pSignature);
+	return pg_op_output(hSession, PG_OP_SIGN_RECOVER, sign_out, PG_OUT_RECOVER, pData,
+	                    ulDataLen, pSignature, pulSignatureLen);
 }
 
 CK_RV pg_C_VerifyInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
@@ -135,47 +135,18 @@ CK_RV pg_C_VerifyInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,
 CK_RV pg_C_Verify(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pData, CK_ULONG ulDataLen,
                   CK_BYTE_PTR pSignature, CK_ULONG ulSignatureLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = (pData != NULL || ulDataLen == 0) && (pSignature != NULL || ulSignatureLen == 0);
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_VERIFY, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	if (pg_sign_started(sign))
-		rv = CKR_OPERATION_ACTIVE;
-	else
-		rv = pg_verify_oneshot(sign, pData, ulDataLen, pSignature, ulSignatureLen);
-	/* 5.14: a call to C_Verify always ends the operation. */
-	pg_session_op_end(s, PG_OP_VERIFY);
-	return pg_call_end(s, rv);
+	return verify_call(hSession, false, pData, ulDataLen, pSignature, ulSignatureLen);
 }
 
 CK_RV pg_C_VerifyUpdate(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pPart, CK_ULONG ulPartLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = pPart != NULL || ulPartLen == 0;
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_VERIFY, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	return pg_op_finish_update(s, PG_OP_VERIFY, pg_sign_update(sign, pPart, ulPartLen));
+	return pg_op_update(hSession, PG_OP_VERIFY, sign_update, pPart, ulPartLen);
 }
 
 CK_RV pg_C_VerifyFinal(CK_SESSION_HANDLE hSession, CK_BYTE_PTR pSignature,
                        CK_ULONG ulSignatureLen)
 {
-	pg_session *s;
-	CK_RV rv;
-	bool ok = pSignature != NULL || ulSignatureLen == 0;
-	pg_sign *sign = pg_op_enter(hSession, PG_OP_VERIFY, ok, &s, &rv);
-
-	if (sign == NULL)
-		return rv;
-	rv = pg_verify_final(sign, pSignature, ulSignatureLen);
-	pg_session_op_end(s, PG_OP_VERIFY);
-	return pg_call_end(s, rv);
+	return verify_call(hSession, true, NULL, 0, pSignature, ulSignatureLen);
 }
 
 CK_RV pg_C_VerifyRecoverInit(CK_SESSION_HANDLE hSession, CK_MECHANISM_PTR pMechanism,

@@ -457,6 +457,28 @@ CK_RV pg_op_finish(pg_session *s, pg_op_kind kind, CK_RV rv, const void *out);
 /* Ends an update: any failure but a short buffer ends the operation. */
 CK_RV pg_op_finish_update(pg_session *s, pg_op_kind kind, CK_RV rv);
 
+/* What a single-part or final call asks of its operation's output function. */
+typedef enum { PG_OUT_ONESHOT, PG_OUT_FINAL, PG_OUT_RECOVER } pg_op_out_how;
+/* Makes a call's output from state per 5.2 (*out_len in and out). */
+typedef CK_RV (*pg_op_out)(void *state, pg_op_out_how how, CK_BYTE_PTR in, CK_ULONG in_len,
+                           CK_BYTE_PTR out, CK_ULONG_PTR out_len);
+/*
+ * A single-part or final call with output (C_Encrypt, C_Decrypt, C_Sign,
+ * C_SignRecover, C_Digest and their final calls, which pass in NULL,
+ * in_len 0): pg_op_enter with the arguments checked, out_fn, then
+ * pg_op_finish.
+ */
+CK_RV pg_op_output(CK_SESSION_HANDLE h, pg_op_kind kind, pg_op_out out_fn, pg_op_out_how how,
+                   CK_BYTE_PTR in, CK_ULONG in_len, CK_BYTE_PTR out, CK_ULONG_PTR out_len);
+/*
+ * An update without output (C_DigestUpdate, C_SignUpdate, C_VerifyUpdate):
+ * pg_op_enter with the arguments checked, update_fn on the state, then
+ * pg_op_finish_update.
+ */
+CK_RV pg_op_update(CK_SESSION_HANDLE h, pg_op_kind kind,
+                   CK_RV (*update_fn)(void *state, const unsigned char *in, size_t in_len),
+                   CK_BYTE_PTR in, CK_ULONG in_len);
+
 /* The CKF_ mechanism flag and the CKA_ key attribute an operation needs. */
 CK_FLAGS pg_op_flag(pg_op_kind kind);
 CK_ATTRIBUTE_TYPE pg_op_usage(pg_op_kind kind);

@@ -193,6 +193,17 @@ void pg_persist_write_cert(pg_buf *buf, const unsigned char *der, size_t len,
                            bool trusted, bool distrusted);
 
 /* ---------------------------------------------------------------------------
+ * Directories (dirs.c)
+ */
+
+/*
+ * mkdir -p of dir: what is missing is made with mode (exact_mode: then
+ * set to mode, whatever the umask); what is there must be a directory.
+ * A failure is reported with pg_message. Thread-safe.
+ */
+bool pg_trust_make_dirs(const char *dir, mode_t mode, bool exact_mode);
+
+/* ---------------------------------------------------------------------------
  * Templates (template.c): attribute arrays as PKCS#11 passes them. The
  * first attribute of a type counts; a NULL value counts as absent.
  */

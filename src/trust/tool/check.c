@@ -113,8 +113,12 @@ static void
 judge_revocation(pg_check *ck, pg_check_item *it, size_t ci)
 {
 	pg_consumer *c = ck->consumers[ci];
-	int r = c->ops->revoked(c, &ck->k, it->issuer, it->serial, it->why[ci], sizeof(it->why[ci]));
+	int r = -1;
 
+	if (c->ops->revoked != NULL)
+		r = c->ops->revoked(c, &ck->k, it->issuer, it->serial, it->why[ci], sizeof(it->why[ci]));
+	else
+		snprintf(it->why[ci], sizeof(it->why[ci]), "%s", c->ops->no_revocations);
 	it->decision[ci] = r < 0 ? PG_CHECK_NA : r ? PG_CHECK_REJECT : PG_CHECK_ACCEPT;
 }
 

@@ -42,32 +42,6 @@ static const struct {
 	{ PG_TRUST_EXTRACTED_JAVA, "java-cacerts", PG_F_ANCHORS, true },
 };
 
-/* Makes dir (and its missing parents, 0700: it is under the home). */
-static bool
-make_user_dir(const char *dir)
-{
-	char *copy = strdup(dir);
-	struct stat st;
-	bool ok = copy != NULL;
-
-	for (char *p = copy ? copy + 1 : NULL; ok; p++) {
-		bool last = *p == 0;
-		if (*p != '/' && !last)
-			continue;
-		*p = 0;
-		if (mkdir(copy, 0700) != 0 && (errno != EEXIST || stat(copy, &st) != 0 ||
-		                               !S_ISDIR(st.st_mode)))
-			ok = false;
-		if (last)
-			break;
-		*p = '/';
-	}
-	if (!ok)
-		pg_message("%s: cannot make the directory: %s", dir, strerror(errno));
-	free(copy);
-	return ok;
-}
-
 /* Moves what tmp/name holds to dir/name: files by a rename, a directory
  * by exchanging the two (the old one is left in tmp). */
 static bool
@@ -201,7 +175,8 @@ compat_user(unsigned flags, pg_compat_report *r)
 		               "points them to files that every trust command keeps up to date");
 		goto out;
 	}
-	if (!make_user_dir(dir) || (rv = pg_trust_load(&set)) != PG_EXIT_OK) {
+	/* Its missing parents too, 0700: it is under the home. */
+	if (!pg_trust_make_dirs(dir, 0700, false) || (rv = pg_trust_load(&set)) != PG_EXIT_OK) {
 		rv = PG_EXIT_FAIL;
 		goto out;
 	}

@@ -252,49 +252,42 @@ pg_consumer_openssl(const char *name, const char *file, const char *dir, const c
 }
 
 /* ---------------------------------------------------------------------------
- * GnuTLS: its trust file, every certificate of which is an anchor
+ * The certificates of a file, every one trusted: GnuTLS's trust file
+ * (an anchor each) and Java's cacerts keystore (with an alias each)
  */
 
 typedef struct {
-	const char *file;
+	const char *label;             /* the file, as messages name it */
 	STACK_OF(X509) *certs;
-} bundle_data;
-
-static X509 *
-bundle_find(const bundle_data *d, X509 *x)
-{
-	for (int i = 0; i < sk_X509_num(d->certs); i++)
-		if (X509_cmp(sk_X509_value(d->certs, i), x) == 0)
-			return sk_X509_value(d->certs, i);
-	return NULL;
-}
+	char **aliases;                /* the keystore's, one a certificate; NULL for a bundle */
+	const char *no_revocations;    /* why it holds none */
+} certs_data;
 
 static pg_ttrust
-bundle_trust(pg_consumer *c, const pg_check_ctx *k, X509 *x, bool as_issuer, char *why,
-             size_t size)
+certs_trust(pg_consumer *c, const pg_check_ctx *k, X509 *x, bool as_issuer, char *why,
+            size_t size)
 {
-	bundle_data *d = c->data;
+	certs_data *d = c->data;
 
-	if (bundle_find(d, x)) {
-		snprintf(why, size, "an anchor of its trust file %s", d->file);
+	for (int i = 0; i < sk_X509_num(d->certs); i++) {
+		if (X509_cmp(sk_X509_value(d->certs, i), x) != 0)
+			continue;
+		if (d->aliases != NULL)
+			snprintf(why, size, "a trusted entry of %s (alias %s)", d->label, d->aliases[i]);
+		else
+			snprintf(why, size, "an anchor of its trust file %s", d->label);
 		return PG_T_TRUSTED;
 	}
-	snprintf(why, size, "not in %s", d->file);
+	snprintf(why, size, "not in %s", d->label);
 	return PG_T_NEUTRAL;
 }
 
-static int
-bundle_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
-               const ASN1_INTEGER *serial, char *why, size_t size)
-{
-	snprintf(why, size, "checks no CRL unless the program gives it one (--x509crlfile)");
-	return -1;
-}
-
-/* The certificates of certs that issued x, pushed on out (referenced). */
+/* The certificates that issued x, pushed on out (referenced). */
 static void
-issuers_in(STACK_OF(X509) *certs, X509 *x, STACK_OF(X509) *out)
+certs_issuers(pg_consumer *c, X509 *x, STACK_OF(X509) *out)
 {
+	STACK_OF(X509) *certs = ((certs_data *)c->data)->certs;
+
 	for (int i = 0; i < sk_X509_num(certs); i++) {
 		X509 *y = sk_X509_value(certs, i);
 		if (X509_check_issued(y, x) == X509_V_OK && X509_up_ref(y) && !sk_X509_push(out, y))
@@ -303,40 +296,46 @@ issuers_in(STACK_OF(X509) *certs, X509 *x, STACK_OF(X509) *out)
 }
 
 static void
-bundle_issuers(pg_consumer *c, X509 *x, STACK_OF(X509) *out)
+certs_free(pg_consumer *c)
 {
-	issuers_in(((bundle_data *)c->data)->certs, x, out);
-}
+	certs_data *d = c->data;
 
-static void
-bundle_free(pg_consumer *c)
-{
-	bundle_data *d = c->data;
-
+	for (int i = 0; d->aliases != NULL && i < sk_X509_num(d->certs); i++)
+		free(d->aliases[i]);
+	free(d->aliases);
 	sk_X509_pop_free(d->certs, X509_free);
 	free(d);
 }
 
-static const pg_consumer_ops bundle_ops = {
-	.trust = bundle_trust,
-	.revoked = bundle_revoked,
+static int
+certs_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
+              const ASN1_INTEGER *serial, char *why, size_t size)
+{
+	snprintf(why, size, "%s", ((certs_data *)c->data)->no_revocations);
+	return -1;
+}
+
+static const pg_consumer_ops certs_ops = {
+	.trust = certs_trust,
+	.revoked = certs_revoked,
 	.can_distrust = pg_consumer_never,
-	.issuers = bundle_issuers,
-	.free = bundle_free,
+	.issuers = certs_issuers,
+	.free = certs_free,
 };
 
 pg_consumer *
 pg_consumer_bundle(const char *name, const char *file)
 {
-	pg_consumer *c = pg_consumer_new(name, &bundle_ops, sizeof(bundle_data));
-	bundle_data *d;
+	pg_consumer *c = pg_consumer_new(name, &certs_ops, sizeof(certs_data));
+	certs_data *d;
 	BIO *b;
 	X509 *x;
 
 	if (c == NULL)
 		return NULL;
 	d = c->data;
-	d->file = file;
+	d->label = file;
+	d->no_revocations = "checks no CRL unless the program gives it one (--x509crlfile)";
 	if ((d->certs = sk_X509_new_null()) == NULL) {
 		pg_consumer_free(c);
 		return NULL;
@@ -350,6 +349,35 @@ pg_consumer_bundle(const char *name, const char *file)
 			X509_free(x);
 	BIO_free(b);
 	ERR_clear_error();
+	return c;
+}
+
+pg_consumer *
+pg_consumer_java(const char *keystore, const char *label)
+{
+	pg_consumer *c = pg_consumer_new("Java", &certs_ops, sizeof(certs_data));
+	size_t len = 0;
+	unsigned char *bytes = (unsigned char *)pg_trust_read_file(keystore, &len);
+	char err[256] = "";
+	certs_data *d;
+	bool ok;
+
+	if (c == NULL || bytes == NULL) {
+		pg_message("cannot read the keystore %s", keystore);
+		free(bytes);
+		pg_consumer_free(c);
+		return NULL;
+	}
+	d = c->data;
+	d->label = label;
+	d->no_revocations = "a cacerts keystore holds no revocations";
+	ok = pg_java_keystore_read(bytes, len, "changeit", &d->certs, &d->aliases, err, sizeof(err));
+	free(bytes);
+	if (!ok) {
+		pg_message("%s: %s", keystore, err);
+		pg_consumer_free(c);
+		return NULL;
+	}
 	return c;
 }
 
@@ -390,93 +418,6 @@ pg_consumer_absent(const char *name, const char *why)
 			pg_consumer_free(c);
 			return NULL;
 		}
-	}
-	return c;
-}
-
-/* ---------------------------------------------------------------------------
- * Java: a cacerts keystore
- */
-
-typedef struct {
-	const char *label;
-	STACK_OF(X509) *certs;
-	char **aliases;
-} java_data;
-
-static pg_ttrust
-java_trust(pg_consumer *c, const pg_check_ctx *k, X509 *x, bool as_issuer, char *why,
-           size_t size)
-{
-	java_data *d = c->data;
-
-	for (int i = 0; i < sk_X509_num(d->certs); i++)
-		if (X509_cmp(sk_X509_value(d->certs, i), x) == 0) {
-			snprintf(why, size, "a trusted entry of %s (alias %s)", d->label, d->aliases[i]);
-			return PG_T_TRUSTED;
-		}
-	snprintf(why, size, "not in %s", d->label);
-	return PG_T_NEUTRAL;
-}
-
-static int
-java_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
-             const ASN1_INTEGER *serial, char *why, size_t size)
-{
-	snprintf(why, size, "a cacerts keystore holds no revocations");
-	return -1;
-}
-
-static void
-java_issuers(pg_consumer *c, X509 *x, STACK_OF(X509) *out)
-{
-	issuers_in(((java_data *)c->data)->certs, x, out);
-}
-
-static void
-java_free(pg_consumer *c)
-{
-	java_data *d = c->data;
-
-	for (int i = 0; i < sk_X509_num(d->certs); i++)
-		free(d->aliases[i]);
-	free(d->aliases);
-	sk_X509_pop_free(d->certs, X509_free);
-	free(d);
-}
-
-static const pg_consumer_ops java_ops = {
-	.trust = java_trust,
-	.revoked = java_revoked,
-	.can_distrust = pg_consumer_never,
-	.issuers = java_issuers,
-	.free = java_free,
-};
-
-pg_consumer *
-pg_consumer_java(const char *keystore, const char *label)
-{
-	pg_consumer *c = pg_consumer_new("Java", &java_ops, sizeof(java_data));
-	size_t len = 0;
-	unsigned char *bytes = (unsigned char *)pg_trust_read_file(keystore, &len);
-	char err[256] = "";
-	java_data *d;
-	bool ok;
-
-	if (c == NULL || bytes == NULL) {
-		pg_message("cannot read the keystore %s", keystore);
-		free(bytes);
-		pg_consumer_free(c);
-		return NULL;
-	}
-	d = c->data;
-	d->label = label;
-	ok = pg_java_keystore_read(bytes, len, "changeit", &d->certs, &d->aliases, err, sizeof(err));
-	free(bytes);
-	if (!ok) {
-		pg_message("%s: %s", keystore, err);
-		pg_consumer_free(c);
-		return NULL;
 	}
 	return c;
 }

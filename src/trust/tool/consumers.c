@@ -488,18 +488,10 @@ pg_consumer_nss(const pg_trust_set *set)
 	return objects_consumer("NSS", &nss_ops, set);
 }
 
-static int
-chromium_revoked(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
-                 const ASN1_INTEGER *serial, char *why, size_t size)
-{
-	snprintf(why, size, "reads NSS's trust of a certificate it holds; a revocation by "
-	         "issuer and serial number without the certificate does not reach it");
-	return -1;
-}
-
 static const pg_consumer_ops chromium_ops = {
 	.trust = nss_trust,
-	.revoked = chromium_revoked,
+	.no_revocations = "reads NSS's trust of a certificate it holds; a revocation by issuer "
+	                  "and serial number without the certificate does not reach it",
 	.can_distrust = pg_consumer_always,
 };
 

@@ -36,9 +36,11 @@ typedef struct {
 	 * end-entity certificate. PG_T_NA: the consumer cannot express it. */
 	pg_ttrust (*trust)(pg_consumer *c, const pg_check_ctx *k, X509 *x, bool as_issuer,
 	                   char *why, size_t size);
-	/* 1 revoked, 0 not, -1 cannot express it; why as above. */
+	/* 1 revoked, 0 not, -1 cannot express it; why as above. NULL: it
+	 * never can, for the reason no_revocations gives. */
 	int (*revoked)(pg_consumer *c, const pg_check_ctx *k, const X509_NAME *issuer,
 	               const ASN1_INTEGER *serial, char *why, size_t size);
+	const char *no_revocations;
 	/* Can it distrust x while trusting x's issuer? */
 	bool (*can_distrust)(pg_consumer *c, X509 *x, bool as_issuer);
 	/* Adds to out certificates the consumer holds that could issue x (may be NULL). */

@@ -147,33 +147,6 @@ cert_by_uri(const pg_decide_token *t, const char *text, size_t *len)
  * CRLs: files in the location's crls/
  */
 
-/* mkdir -p of dir, with mode for what is made. */
-static bool
-make_dirs(const char *dir, mode_t mode)
-{
-	char *p, *copy = strdup(dir);
-	struct stat st;
-	bool ok = copy != NULL;
-
-	for (p = copy ? copy + 1 : NULL; ok; p++) {
-		bool last = *p == 0;
-		if (*p != '/' && !last)
-			continue;
-		*p = 0;
-		if (mkdir(copy, mode) == 0)
-			ok = chmod(copy, mode) == 0;
-		else if (errno != EEXIST || stat(copy, &st) != 0 || !S_ISDIR(st.st_mode))
-			ok = false;
-		if (last)
-			break;
-		*p = '/';
-	}
-	if (!ok)
-		pg_message("%s: cannot make the directory: %s", copy ? copy : dir, strerror(errno));
-	free(copy);
-	return ok;
-}
-
 /* Does a certificate of the token issue crl (subject, signature)? */
 static bool
 crl_issuer_known(const pg_decide_token *t, X509_CRL *crl, char *why, size_t size)
@@ -292,7 +265,7 @@ crl_add(const pg_decide_token *t, pg_decide_item *it, X509_CRL *crl, const char 
 	}
 	if ((pem = crl_pem(crl, &len)) == NULL)
 		return false;
-	ok = make_dirs(dir, mode) && pg_replace_file(path, pem, len, 0644);
+	ok = pg_trust_make_dirs(dir, mode, true) && pg_replace_file(path, pem, len, 0644);
 	free(pem);
 	if (ok) {
 		it->result = "stored";
