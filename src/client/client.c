@@ -383,11 +383,9 @@ rc_C_Initialize(CK_VOID_PTR pInitArgs)
 	const char *reserved = NULL;
 	const char *address = NULL;
 	char *service = NULL;
-	CK_RV rv = pg_check_initialize_args(args);
-
 	/* pReserved is read only from a caller known to pass a string there. */
-	if (rv == CKR_OK)
-		rv = pg_initialize_args_options(args, &reserved);
+	CK_RV rv = pg_initialize_args_read(args, &reserved);
+
 	if (rv != CKR_OK)
 		return rv;
 	pthread_once(&fork_once, register_fork);

@@ -1,6 +1,8 @@
 /*
- * Internal helpers: messages, secret wiping, the growable buffer.
+ * Internal helpers: messages, secret wiping, the growable buffer, detaching
+ * a server and its signals.
  */
+#define _GNU_SOURCE /* pipe2 */
 #include "config.h"
 
 #include "common.h"
@@ -10,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -380,4 +383,43 @@ pg_detach(void)
 			close(null);
 	}
 	return true;
+}
+
+static int signal_pipe[2] = { -1, -1 };
+
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char c = (unsigned char)sig;
+
+	if (write(signal_pipe[1], &c, 1) < 0)
+		c = 0;
+	errno = saved;
+}
+
+int
+pg_signal_pipe(bool child)
+{
+	if (pipe2(signal_pipe, O_CLOEXEC) != 0)
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	signal(SIGHUP, on_signal);
+	if (child)
+		signal(SIGCHLD, on_signal);
+	return signal_pipe[0];
+}
+
+void
+pg_signal_pipe_close(void)
+{
+	close(signal_pipe[0]);
+	close(signal_pipe[1]);
+	signal_pipe[0] = signal_pipe[1] = -1;
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGINT, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	signal(SIGCHLD, SIG_DFL);
 }

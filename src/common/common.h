@@ -219,4 +219,16 @@ char *pg_build_tree_file(const char *rel);
  */
 bool pg_detach(void);
 
+/*
+ * A server's signals as bytes on a pipe (the signal's number each), so
+ * that its poll loop sees them: SIGTERM, SIGINT and SIGHUP, and SIGCHLD
+ * with child; SIGPIPE is ignored. Returns the pipe's read end
+ * (close-on-exec), -1 when no pipe could be made.
+ */
+int pg_signal_pipe(bool child);
+
+/* In a process forked from such a server: the pipe closed and the
+ * signals back to their defaults. */
+void pg_signal_pipe_close(void);
+
 #endif /* PG_COMMON_H */

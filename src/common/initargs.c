@@ -90,3 +90,12 @@ pg_initialize_args_options(const CK_C_INITIALIZE_ARGS *args, const char **option
 	*options = args->pReserved;
 	return CKR_OK;
 }
+
+CK_RV
+pg_initialize_args_read(const CK_C_INITIALIZE_ARGS *args, const char **options)
+{
+	CK_RV rv = pg_check_initialize_args(args);
+
+	*options = NULL;
+	return rv == CKR_OK ? pg_initialize_args_options(args, options) : rv;
+}

@@ -44,4 +44,7 @@ CK_RV pg_check_initialize_args(const CK_C_INITIALIZE_ARGS *args);
  */
 CK_RV pg_initialize_args_options(const CK_C_INITIALIZE_ARGS *args, const char **options);
 
+/* Both: pg_check_initialize_args, then pg_initialize_args_options. */
+CK_RV pg_initialize_args_read(const CK_C_INITIALIZE_ARGS *args, const char **options);
+
 #endif /* PG_INITARGS_H */

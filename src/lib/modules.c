@@ -310,3 +310,16 @@ pg_modules_set_fork_hook(void (*hook)(void))
 {
 	fork_hook = hook;
 }
+
+pg_module *
+pg_module_load(const char *path, const char *who)
+{
+	char *why = NULL;
+	pg_module *m = pg_module_open(path, &why);
+
+	if (m == NULL)
+		pg_message("%s%scannot load %s: %s", who ? who : "", who ? ": " : "", path,
+		           why ? why : "?");
+	free(why);
+	return m;
+}

@@ -26,6 +26,9 @@ char *pg_module_resolve(const char *path);
  * *error (free it) says why.
  */
 pg_module *pg_module_open(const char *path, char **error);
+/* pg_module_open, saying why it failed on stderr ("WHO: cannot load
+ * PATH: why"; without WHO, no prefix). */
+pg_module *pg_module_load(const char *path, const char *who);
 void pg_module_close(pg_module *module);
 
 /* The module's own function list; its version says whether the 3.0 part

@@ -142,7 +142,6 @@ check_filter(pg_module *m, const pg_rpc_target *t)
 int
 pg_rpc_target_resolve(const char *provider, p11glue_uri *filter, pg_rpc_target *t)
 {
-	char *why = NULL;
 	pg_module *m;
 	int status = resolve_path(provider, filter, t);
 
@@ -150,12 +149,9 @@ pg_rpc_target_resolve(const char *provider, p11glue_uri *filter, pg_rpc_target *
 		return status;
 	/* Loaded once here: a module that cannot load fails now, and workers
 	 * find it loaded (each initializes it for itself). */
-	m = pg_module_open(t->path, &why);
-	if (m == NULL) {
-		pg_message("cannot load %s: %s", t->path, why ? why : "?");
-		free(why);
+	m = pg_module_load(t->path, NULL);
+	if (m == NULL)
 		return PG_EXIT_FAIL;
-	}
 	return selects_tokens(t->filter) ? check_filter(m, t) : PG_EXIT_OK;
 }
 
@@ -178,18 +174,8 @@ pg_rpc_target_options(const pg_rpc_target *t)
  * The listener
  */
 
-static int signal_pipe[2] = { -1, -1 };
-
-static void
-on_signal(int sig)
-{
-	int saved = errno;
-	unsigned char c = (unsigned char)sig;
-
-	if (write(signal_pipe[1], &c, 1) < 0)
-		c = 0;
-	errno = saved;
-}
+/* The read end of the signals' pipe (pg_signal_pipe). */
+static int signal_fd = -1;
 
 char *
 pg_rpc_default_socket(void)
@@ -302,12 +288,7 @@ accept_one(server *s)
 	pid = fork();
 	if (pid == 0) {
 		close(s->listen_fd);
-		close(signal_pipe[0]);
-		close(signal_pipe[1]);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
+		pg_signal_pipe_close();
 		pg_die_with_parent();
 		if (getppid() == 1)
 			_exit(0);
@@ -321,14 +302,14 @@ accept_one(server *s)
 static int
 serve_loop(server *s)
 {
-	struct pollfd fds[2] = { { s->listen_fd, POLLIN, 0 }, { signal_pipe[0], POLLIN, 0 } };
+	struct pollfd fds[2] = { { s->listen_fd, POLLIN, 0 }, { signal_fd, POLLIN, 0 } };
 	unsigned char sig;
 
 	for (;;) {
 		if (poll(fds, 2, -1) < 0 && errno != EINTR)
 			break;
 		if (fds[1].revents & POLLIN) {
-			if (read(signal_pipe[0], &sig, 1) == 1 && sig != SIGCHLD)
+			if (read(signal_fd, &sig, 1) == 1 && sig != SIGCHLD)
 				break;
 			reap(s);
 		}
@@ -353,14 +334,10 @@ pg_rpc_listener_run(pg_rpc_listener *l, int listen_fd)
 	memset(&s, 0, sizeof(s));
 	s.l = l;
 	s.listen_fd = listen_fd;
-	if (pipe2(signal_pipe, O_CLOEXEC) != 0) {
+	signal_fd = pg_signal_pipe(true);
+	if (signal_fd < 0) {
 		pg_message("pipe: %s", strerror(errno));
 		return PG_EXIT_FAIL;
 	}
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	signal(SIGHUP, on_signal);
-	signal(SIGCHLD, on_signal);
 	return serve_loop(&s);
 }

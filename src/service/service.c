@@ -29,18 +29,8 @@
 /* How long the end waits for clients' calls to finish (ms). */
 #define STOP_WAIT_MS 5000
 
-static int signal_pipe[2] = { -1, -1 };
-
-static void
-on_signal(int sig)
-{
-	int saved = errno;
-	unsigned char c = (unsigned char)sig;
-
-	if (write(signal_pipe[1], &c, 1) < 0)
-		c = 0;
-	errno = saved;
-}
+/* The read end of the signals' pipe (pg_signal_pipe). */
+static int signal_fd = -1;
 
 /* ---------------------------------------------------------------------------
  * The socket
@@ -254,7 +244,7 @@ static void
 serve(svc_run *r)
 {
 	CK_FUNCTION_LIST_3_0 *funcs = pg_svc_functions();
-	struct pollfd fds[3] = { { r->listen_fd, POLLIN, 0 }, { signal_pipe[0], POLLIN, 0 },
+	struct pollfd fds[3] = { { r->listen_fd, POLLIN, 0 }, { signal_fd, POLLIN, 0 },
 	                         { r->watch_fd, POLLIN, 0 } };
 	char events[4096];
 	unsigned char sig;
@@ -264,7 +254,7 @@ serve(svc_run *r)
 		timeout = pg_svc_idle_check();
 		if (poll(fds, r->watch_fd >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
 			break;
-		if ((fds[1].revents & POLLIN) && read(signal_pipe[0], &sig, 1) == 1)
+		if ((fds[1].revents & POLLIN) && read(signal_fd, &sig, 1) == 1)
 			break;
 		if (r->watch_fd >= 0 && (fds[2].revents & POLLIN)) {
 			while (read(r->watch_fd, events, sizeof(events)) > 0)
@@ -287,7 +277,6 @@ static bool
 daemonize(void)
 {
 	pid_t pid;
-	int null;
 
 	fflush(stdout);
 	fflush(stderr);
@@ -296,18 +285,7 @@ daemonize(void)
 		return false;
 	if (pid > 0)
 		_exit(PG_EXIT_OK);
-	setsid();
-	if (chdir("/") != 0)
-		return false;
-	null = open("/dev/null", O_RDWR);
-	if (null >= 0) {
-		dup2(null, 0);
-		dup2(null, 1);
-		dup2(null, 2);
-		if (null > 2)
-			close(null);
-	}
-	return true;
+	return pg_detach();
 }
 
 static int
@@ -338,19 +316,16 @@ int
 pg_service_run(const pg_service_options *opts)
 {
 	svc_run r = { -1, -1, NULL, { 0 } };
-	char *path = NULL, *why = NULL;
+	char *path = NULL;
 	pg_module *module;
 	int status;
 	CK_RV rv;
 
 	/* Loaded before listening, so that a module that cannot load fails
 	 * while the caller still hears of it; initialized after the fork. */
-	module = pg_module_open(opts->module_path, &why);
-	if (module == NULL) {
-		pg_message("service: cannot load %s: %s", opts->module_path, why ? why : "?");
-		free(why);
+	module = pg_module_load(opts->module_path, "service");
+	if (module == NULL)
 		return PG_EXIT_FAIL;
-	}
 	status = open_socket(opts, &r, &path);
 	if (status != PG_EXIT_OK) {
 		free(path);
@@ -358,12 +333,9 @@ pg_service_run(const pg_service_options *opts)
 	}
 	if (opts->daemon && !daemonize())
 		return PG_EXIT_FAIL;
-	if (pipe2(signal_pipe, O_CLOEXEC) != 0)
+	signal_fd = pg_signal_pipe(false);
+	if (signal_fd < 0)
 		return PG_EXIT_FAIL;
-	signal(SIGPIPE, SIG_IGN);
-	signal(SIGTERM, on_signal);
-	signal(SIGINT, on_signal);
-	signal(SIGHUP, on_signal);
 	rv = pg_module_initialize(module, opts->reserved);
 	if (rv != CKR_OK) {
 		pg_message("service: C_Initialize of %s failed: 0x%08lx", opts->module_path, rv);

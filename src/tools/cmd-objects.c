@@ -128,13 +128,11 @@ pg_cmd_list_objects(int argc, char **argv)
 		{ "login", 0, PG_OPT_FLAG, &w.login, 0 },
 		PG_PIN_OPTION(&w.pins),
 	};
-	int next, status = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), usage, 0, -1,
-	                                   &next);
+	int next, status = pg_tool_options(argc, argv, table, PG_N_ELEMENTS(table), usage,
+	                                   PG_OPTS_ONE_URI, -1, &next);
 
 	if (status >= 0)
 		return status;
-	if (argc - next != 1)
-		return pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI");
 	if (!pg_token_parse_uri(argv[next], &uri))
 		return PG_EXIT_FAIL;
 	w.uri = uri;

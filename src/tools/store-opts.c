@@ -25,12 +25,10 @@ pg_store_options(int argc, char **argv, const pg_opt *table, size_t n, void (*he
 		all[i] = table[i];
 	for (size_t i = 0; i < PG_N_ELEMENTS(store); i++)
 		all[n + i] = store[i];
-	rv = pg_tool_options(argc, argv, all, n + PG_N_ELEMENTS(store), help, 0,
-	                     uri_required ? -1 : 1, &next);
+	rv = pg_tool_options(argc, argv, all, n + PG_N_ELEMENTS(store), help,
+	                     uri_required ? PG_OPTS_ONE_URI : 0, uri_required ? -1 : 1, &next);
 	if (rv >= 0)
 		return rv;
-	if (uri_required && argc - next != 1)
-		return pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI");
 	if (!pg_store_parse_uri(next < argc ? argv[next] : NULL, uri))
 		return PG_EXIT_FAIL;
 	return -1;

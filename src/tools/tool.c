@@ -170,6 +170,8 @@ pg_tool_options(int argc, char **argv, const pg_opt *table, size_t n,
 		else if (o->kind == PG_OPT_APPEND)
 			pg_buf_printf(o->to, "%s%s", ((pg_buf *)o->to)->len ? "," : "", optarg);
 	}
+	if ((flags & PG_OPTS_ONE_URI) && argc - optind != 1)
+		return pg_tool_usage_error(argv[0], "expected exactly one PKCS#11 URI");
 	if (max_args >= 0 && argc - optind > max_args)
 		return pg_tool_usage_error(argv[0], "unexpected argument '%s'", argv[optind + max_args]);
 	*next = optind;

@@ -65,7 +65,9 @@ typedef struct {
 enum {
 	/* A bad option prints the help to stderr (p11-kit's `trust`) rather
 	 * than one line with a hint. */
-	PG_OPTS_HELP_ON_ERROR = 1 << 0
+	PG_OPTS_HELP_ON_ERROR = 1 << 0,
+	/* Exactly one operand, a PKCS#11 URI: else a usage error. */
+	PG_OPTS_ONE_URI = 1 << 1
 };
 
 /*

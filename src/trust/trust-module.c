@@ -147,11 +147,9 @@ tm_C_Initialize(CK_VOID_PTR pInitArgs)
 	CK_C_INITIALIZE_ARGS *args = pInitArgs;
 	const char *reserved = NULL;
 	char *paths = NULL;
-	CK_RV rv = pg_check_initialize_args(args);
-
 	/* pReserved is read only from a caller known to pass a string there. */
-	if (rv == CKR_OK)
-		rv = pg_initialize_args_options(args, &reserved);
+	CK_RV rv = pg_initialize_args_read(args, &reserved);
+
 	if (rv != CKR_OK)
 		return rv;
 	pg_lock_acquire(&pg_tm.lock);
