@@ -240,6 +240,19 @@ typedef struct {
 	struct stat made;
 } svc_run;
 
+/* True when the socket is no longer the one made here: it is not
+ * removed at the end, either. */
+static bool
+socket_gone(svc_run *r)
+{
+	if (still_ours(r->path, &r->made))
+		return false;
+	if (pg_svc.verbose)
+		pg_message("service: %s was removed; stopping", r->path);
+	r->path = NULL;
+	return true;
+}
+
 static void
 serve(svc_run *r)
 {
@@ -250,6 +263,10 @@ serve(svc_run *r)
 	unsigned char sig;
 	int timeout;
 
+	/* Removed before the watch began (a client can connect as soon as
+	 * the socket listens). */
+	if (r->watch_fd >= 0 && socket_gone(r))
+		return;
 	for (;;) {
 		timeout = pg_svc_idle_check();
 		if (poll(fds, r->watch_fd >= 0 ? 3 : 2, timeout) < 0 && errno != EINTR)
@@ -259,12 +276,8 @@ serve(svc_run *r)
 		if (r->watch_fd >= 0 && (fds[2].revents & POLLIN)) {
 			while (read(r->watch_fd, events, sizeof(events)) > 0)
 				;
-			if (!still_ours(r->path, &r->made)) {
-				if (pg_svc.verbose)
-					pg_message("service: %s was removed; stopping", r->path);
-				r->path = NULL;   /* not ours to remove any more */
+			if (socket_gone(r))
 				break;
-			}
 		}
 		if (fds[0].revents & POLLIN)
 			accept_one(r->listen_fd, funcs);
@@ -331,6 +344,10 @@ pg_service_run(const pg_service_options *opts)
 		free(path);
 		return status == -2 ? PG_EXIT_OK : status;
 	}
+	/* Watched from now on: a socket removed while the module starts up
+	 * is seen when serving starts. */
+	if (r.path != NULL)
+		r.watch_fd = watch_socket(r.path);
 	if (opts->daemon && !daemonize())
 		return PG_EXIT_FAIL;
 	signal_fd = pg_signal_pipe(false);
@@ -343,8 +360,6 @@ pg_service_run(const pg_service_options *opts)
 		goto out;
 	}
 	pg_svc_init(module, opts);
-	if (r.path != NULL)
-		r.watch_fd = watch_socket(r.path);
 	serve(&r);
 	/* With a call still stuck in the module, exiting ends it. */
 	if (stop_clients())
