@@ -29,6 +29,10 @@ for f in "$p11glue" "$proxy" "$store_module" "$trust_module" "$client"; do
 	[ -e "$f" ] || { echo "main job: $f is missing (build first, or install the packages)"; exit 1; }
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/p11glue-main.XXXXXX")
+# A session service something here starts listens in the job's own runtime
+# directory, and ends when the directory is removed.
+export XDG_RUNTIME_DIR="$work/run"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
 gnupg_pids=()
 # The gpg-agent and scdaemon of the GnuPG steps: stopped with gpgconf and by PID.
 stop_gnupg() {
@@ -185,8 +189,8 @@ step "openssl checks NSS's signature (openssl req -verify)" \
 # p11-kit's (the demo's own p11-kit registration above goes first), the
 # system's anchors through it, and a bundle that openssl verify uses.
 rm -f "$P11GLUE_CONFIG/modules/p11-kit-trust.module"
-step "the key store and the trust module registered, p11-kit's trust module disabled (p11glue setup --modules)" \
-	"$p11glue" setup --modules
+step "the key store and the trust module registered, p11-kit's trust module disabled (p11glue setup --modules --direct)" \
+	"$p11glue" setup --modules --direct
 step "the system's trust anchors through p11glue-trust.so (first 3)" \
 	sh -c "'$p11glue' trust list --filter=ca-anchors | head -n 15"
 step "how many anchors, blocklisted and other certificates" \
@@ -236,9 +240,8 @@ stop_gnupg
 # ssh, OpenSSL and GnuPG, all reaching the store through the user's
 # session service; one unlock serves them all. What it did is shown,
 # then undone.
-user=(env HOME="$work/home" XDG_RUNTIME_DIR="$work/run" P11GLUE_PINENTRY=none)
+user=(env HOME="$work/home" P11GLUE_PINENTRY=none)
 mkdir -p "$work/home"
-mkdir -m 700 "$work/run"
 step "what 'p11glue setup' would change for this user (--dry-run)" "${user[@]}" "$p11glue" setup --dry-run
 step "every program set up (p11glue setup)" "${user[@]}" "$p11glue" setup
 step "the key store unlocked once for the session (p11glue unlock)" \
