@@ -701,9 +701,10 @@ wait_child(bg_child *c)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 255;
 }
 
-/* Two clients need the locked token at once: one dialog for both. */
+/* Two clients (each running child) need the locked token at once, the
+ * pinentry giving answers: one dialog for both. */
 static void
-test_pinentry_once(void)
+two_logins_one_dialog(const char *answers, int (*child)(void *))
 {
 	char hold[700];
 	bg_child a, b;
@@ -711,10 +712,10 @@ test_pinentry_once(void)
 	path_in(hold, sizeof(hold), "hold");
 	setenv("PINENTRY_HOLD", hold, 1);
 	start_service(NULL);
-	write_file("answers", "pin " USER_PIN "\n");
-	start_in_child(&a, child_login_null);
+	write_file("answers", answers);
+	start_in_child(&a, child);
 	pg_assert(wait_for("pinentry.log", "GETPIN"));
-	start_in_child(&b, child_login_null);
+	start_in_child(&b, child);
 	/* b's login waits for a's dialog (the service says so), then both
 	 * are answered by it. */
 	pg_assert(wait_for("service.err", "a login waits for the one in progress"));
@@ -722,6 +723,12 @@ test_pinentry_once(void)
 	pg_assert_int_eq(wait_child(&a), 0);
 	pg_assert_int_eq(wait_child(&b), 0);
 	pg_assert_int_eq(count_of(read_file("pinentry.log"), "GETPIN"), 1);
+}
+
+static void
+test_pinentry_once(void)
+{
+	two_logins_one_dialog("pin " USER_PIN "\n", child_login_null);
 }
 
 static int
@@ -740,21 +747,7 @@ child_login_cancelled(void *arg)
 static void
 test_pinentry_once_cancelled(void)
 {
-	char hold[700];
-	bg_child a, b;
-
-	path_in(hold, sizeof(hold), "hold");
-	setenv("PINENTRY_HOLD", hold, 1);
-	start_service(NULL);
-	write_file("answers", "cancel\npin " USER_PIN "\n");
-	start_in_child(&a, child_login_cancelled);
-	pg_assert(wait_for("pinentry.log", "GETPIN"));
-	start_in_child(&b, child_login_cancelled);
-	pg_assert(wait_for("service.err", "a login waits for the one in progress"));
-	write_file("hold", "");
-	pg_assert_int_eq(wait_child(&a), 0);
-	pg_assert_int_eq(wait_child(&b), 0);
-	pg_assert_int_eq(count_of(read_file("pinentry.log"), "GETPIN"), 1);
+	two_logins_one_dialog("cancel\npin " USER_PIN "\n", child_login_cancelled);
 }
 
 /* p11glue lock while the dialog is open cancels it. */
