@@ -16,7 +16,7 @@
  *
  * Checked: no crash or leak; the load succeeds (or fails for a critical
  * module only); every message line is printable; each file that the
- * configuration found broken is named in exactly one line; every listed
+ * configuration found broken begins exactly one line; every listed
  * module has a name and a file name.
  */
 #define _GNU_SOURCE
@@ -185,8 +185,10 @@ write_input(const uint8_t *data, size_t size)
 	return safe;
 }
 
-/* How many lines of text name path (followed by ':' or ')', as messages
- * write it, so "a.module" is not found in "a.module.module"). */
+/* How many lines of text begin with path and a ':', as the messages
+ * about a file do ("a.module" is not "a.module.module"). Only the start
+ * counts: another module's load error may quote any text, even a path
+ * the input wrote into a "module:" value. */
 static int
 lines_naming(const char *text, const char *path)
 {
@@ -195,14 +197,8 @@ lines_naming(const char *text, const char *path)
 
 	while (*text) {
 		size_t len = strcspn(text, "\n");
-		const char *at = text, *hit;
-		while ((hit = memmem(at, len - (size_t)(at - text), path, plen)) != NULL) {
-			if (hit[plen] == ':' || hit[plen] == ')') {
-				count++;
-				break;
-			}
-			at = hit + 1;
-		}
+		if (len > plen && strncmp(text, path, plen) == 0 && text[plen] == ':')
+			count++;
 		text += len + (text[len] == '\n');
 	}
 	return count;
