@@ -401,8 +401,10 @@ on_signal(int sig)
 int
 pg_signal_pipe(bool child)
 {
-	if (pipe2(signal_pipe, O_CLOEXEC) != 0)
+	if (pipe2(signal_pipe, O_CLOEXEC) != 0) {
+		pg_message("cannot make the signal pipe: %s", strerror(errno));
 		return -1;
+	}
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);

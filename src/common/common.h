@@ -223,7 +223,7 @@ bool pg_detach(void);
  * A server's signals as bytes on a pipe (the signal's number each), so
  * that its poll loop sees them: SIGTERM, SIGINT and SIGHUP, and SIGCHLD
  * with child; SIGPIPE is ignored. Returns the pipe's read end
- * (close-on-exec), -1 when no pipe could be made.
+ * (close-on-exec), -1 after a message when no pipe could be made.
  */
 int pg_signal_pipe(bool child);
 

@@ -335,9 +335,7 @@ pg_rpc_listener_run(pg_rpc_listener *l, int listen_fd)
 	s.l = l;
 	s.listen_fd = listen_fd;
 	signal_fd = pg_signal_pipe(true);
-	if (signal_fd < 0) {
-		pg_message("pipe: %s", strerror(errno));
+	if (signal_fd < 0)
 		return PG_EXIT_FAIL;
-	}
 	return serve_loop(&s);
 }

@@ -319,8 +319,13 @@ open_socket(const pg_service_options *opts, svc_run *r, char **path)
 	r->listen_fd = listen_at(*path, opts->daemon);
 	if (r->listen_fd == -2)   /* already served: a start that raced another is done */
 		return opts->daemon ? -2 : PG_EXIT_FAIL;
-	if (r->listen_fd < 0 || lstat(*path, &r->made) != 0)
+	if (r->listen_fd < 0)
 		return PG_EXIT_FAIL;
+	if (lstat(*path, &r->made) != 0) {
+		close(r->listen_fd);
+		unlink(*path);
+		return PG_EXIT_FAIL;
+	}
 	r->path = *path;
 	return PG_EXIT_OK;
 }
@@ -348,11 +353,14 @@ pg_service_run(const pg_service_options *opts)
 	 * is seen when serving starts. */
 	if (r.path != NULL)
 		r.watch_fd = watch_socket(r.path);
+	/* A service that cannot start leaves no socket behind. */
+	status = PG_EXIT_FAIL;
 	if (opts->daemon && !daemonize())
-		return PG_EXIT_FAIL;
+		goto out;
 	signal_fd = pg_signal_pipe(false);
 	if (signal_fd < 0)
-		return PG_EXIT_FAIL;
+		goto out;
+	status = PG_EXIT_OK;
 	rv = pg_module_initialize(module, opts->reserved);
 	if (rv != CKR_OK) {
 		pg_message("service: C_Initialize of %s failed: 0x%08lx", opts->module_path, rv);

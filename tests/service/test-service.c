@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -1084,6 +1085,57 @@ test_second_service(void)
 	pg_service_status_clear(&st);
 }
 
+/* A service that cannot start (here: no file descriptor left for its
+ * signal pipe, after it listened) says why, exits 1 and leaves no socket
+ * behind. Limits rise from 3 until the pipe is what fails. */
+static void
+test_failed_start(void)
+{
+	char err[700];
+	bool pipe_failed = false;
+
+	path_in(err, sizeof(err), "service.err");
+	for (rlim_t limit = 3; limit < 32 && !pipe_failed; limit++) {
+		int status = 0;
+		pid_t got = 0;
+
+		unlink(err);
+		service_pid = fork();
+		pg_assert(service_pid >= 0);
+		if (service_pid == 0) {
+			int out = open(err, O_WRONLY | O_CREAT | O_APPEND, 0600);
+			int null = open("/dev/null", O_RDWR);
+			prctl(PR_SET_PDEATHSIG, SIGTERM);
+			dup2(null, 0);
+			dup2(null, 1);
+			dup2(out, 2);
+			for (int fd = 3; fd < 1024; fd++)
+				close(fd);
+			setrlimit(RLIMIT_NOFILE, &(struct rlimit){ limit, limit });
+			execl(tool_path, tool_path, "service", "--pinentry", "none", (char *)NULL);
+			_exit(127);
+		}
+		for (int i = 0; i < 3000 && got == 0; i++) {
+			got = waitpid(service_pid, &status, WNOHANG);
+			if (got == 0)
+				sleep_ms(10);
+		}
+		if (got == 0)
+			pg_test_fail(__FILE__, __LINE__, "the service started with %lu descriptors "
+			             "before its signal pipe failed", (unsigned long)limit);
+		service_pid = 0;
+		/* Too few even to load its libraries: 127. */
+		pg_assert(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+		pg_assert(access(sock_path, F_OK) != 0);
+		pipe_failed = strstr(read_file("service.err"), "cannot make the signal pipe") != NULL;
+		if (pipe_failed)
+			pg_assert_int_eq(WEXITSTATUS(status), 1);
+	}
+	pg_assert(pipe_failed);
+	/* And the next start is not hindered. */
+	start_service(NULL);
+}
+
 /* The pids of `p11glue service` processes of this case (their
  * XDG_RUNTIME_DIR is the case's). */
 static int
@@ -1266,6 +1318,7 @@ main(int argc, char **argv)
 	pg_test("service/idle-lock", test_idle_lock);
 	pg_test("service/restart", test_restart);
 	pg_test("service/second-service", test_second_service);
+	pg_test("service/failed-start", test_failed_start);
 	pg_test("service/self-start", test_self_start);
 	pg_test("service/socket-removed", test_socket_removed);
 	pg_test("service/threads", test_threads);
