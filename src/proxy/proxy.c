@@ -276,7 +276,10 @@ register_fork(void)
 static CK_RV
 px_C_Initialize(CK_VOID_PTR pInitArgs)
 {
-	CK_RV rv = pg_check_initialize_args(pInitArgs);
+	/* The proxy takes no options: pReserved must be NULL, or a string
+	 * from a loader known to pass one there (ignored). */
+	const char *options;
+	CK_RV rv = pg_initialize_args_read(pInitArgs, &options);
 
 	if (rv != CKR_OK)
 		return rv;

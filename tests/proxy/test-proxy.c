@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "harness.h"
+#include "initargs.h"
 
 #include <p11glue/pkcs11.h>
 
@@ -151,6 +152,56 @@ test_not_initialized(void)
 	pg_assert_int_eq(px->C_Finalize((CK_VOID_PTR)1), CKR_ARGUMENTS_BAD);
 	pg_assert_int_eq(px->C_Finalize(NULL), CKR_OK);
 	pg_assert_int_eq(px->C_Finalize(NULL), CKR_CRYPTOKI_NOT_INITIALIZED);
+}
+
+static CK_RV
+dummy_mutex(CK_VOID_PTR mutex)
+{
+	(void)mutex;
+	return CKR_OK;
+}
+
+static CK_RV
+dummy_create(CK_VOID_PTR_PTR mutex)
+{
+	*mutex = NULL;
+	return CKR_OK;
+}
+
+/* PKCS#11 v3.0 §5.4: pReserved should be NULL_PTR. The proxy has no
+ * options: anything else is refused, never read, but a string from a
+ * caller that marks it as one. */
+static void
+test_reserved_pointer(void)
+{
+	static void *const wild[] = { (void *)1, (void *)0x10, (void *)"store=/tmp" };
+	CK_C_INITIALIZE_ARGS args;
+
+	for (size_t i = 0; i < sizeof(wild) / sizeof(wild[0]); i++) {
+		memset(&args, 0, sizeof(args));
+		args.pReserved = wild[i];
+		pg_assert_int_eq(px->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+		args.flags = CKF_OS_LOCKING_OK;
+		pg_assert_int_eq(px->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+		/* Callbacks and flags as NSS passes them, but not NSS's. */
+		args.CreateMutex = dummy_create;
+		args.DestroyMutex = dummy_mutex;
+		args.LockMutex = dummy_mutex;
+		args.UnlockMutex = dummy_mutex;
+		pg_assert_int_eq(px->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	}
+	/* Refused, so not initialized. */
+	pg_assert_int_eq(px->C_Finalize(NULL), CKR_CRYPTOKI_NOT_INITIALIZED);
+	memset(&args, 0, sizeof(args));
+	args.flags = PG_CKF_RESERVED_STRING;
+	args.pReserved = (void *)1;
+	pg_assert_int_eq(px->C_Initialize(&args), CKR_ARGUMENTS_BAD);
+	args.pReserved = (void *)"any";
+	pg_assert_int_eq(px->C_Initialize(&args), CKR_OK);
+	pg_assert_int_eq(px->C_Finalize(NULL), CKR_OK);
+	memset(&args, 0, sizeof(args));
+	pg_assert_int_eq(px->C_Initialize(&args), CKR_OK);
+	pg_assert_int_eq(px->C_Finalize(NULL), CKR_OK);
 }
 
 static void
@@ -675,6 +726,7 @@ main(int argc, char **argv)
 	pg_test_fork_cases(true);
 	pg_test_fixture(setup, NULL);
 	pg_test("proxy/not-initialized", test_not_initialized);
+	pg_test("proxy/reserved-pointer", test_reserved_pointer);
 	pg_test("proxy/slots-stable-and-hotplug", test_slots_stable_and_hotplug);
 	pg_test("proxy/sessions", test_sessions);
 	pg_test("proxy/v3-functions-on-v2-module", test_v3_functions_on_v2_module);
