@@ -474,7 +474,7 @@ fi
 
 # ---------------------------------------------------------------------------
 # Two users on one machine: each reaches only their own service.
-if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+if other_user; then
 	start_service
 	chmod 755 "$XDG_RUNTIME_DIR" "$XDG_RUNTIME_DIR/p11glue"
 	chmod 666 "$sock"
@@ -482,21 +482,28 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	mkdir -p "$other/run" "$other/home"
 	chmod 700 "$other/run"
 	chown -R 65534:65534 "$other"
+	# That user runs a copy of the build it can reach.
+	user_client=$(staged "$client_so") user_p11glue=$(staged "$p11glue")
 	nobody() {
 		client setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$other/home" \
 			XDG_RUNTIME_DIR="$other/run" XDG_DATA_HOME="$other/home/.local/share" \
 			P11GLUE_STORE_DIR="$other/home/store" "$@"
 	}
-	run nobody env P11GLUE_SERVER_ADDRESS="unix:path=$sock" pkcs11-tool --module "$client_so" -L
+	run nobody env P11GLUE_SERVER_ADDRESS="unix:path=$sock" pkcs11-tool --module "$user_client" -L
 	lacks "another user's client does not see this user's token" "$out" "*token label*: test*"
 	has "... the service refused it (SO_PEERCRED)" "$err" "*refused the connection*"
 	has "... and says so" "$(cat "$tmp/service.err")" "*refused a connection from uid 65534*"
-	run nobody pkcs11-tool --module "$client_so" -L
+	run nobody pkcs11-tool --module "$user_client" -L
 	ran "that user's client starts that user's own service"
 	lacks "... which serves that user's store, not this one's token" "$out" "*token label*: test*"
-	nobody_svc=$(nobody "$p11glue" status --service 2>/dev/null | sed -n 's/.*service: running (pid \([0-9]*\),.*/\1/p')
+	nobody_svc=$(nobody "$user_p11glue" status --service 2>/dev/null | sed -n 's/.*service: running (pid \([0-9]*\),.*/\1/p')
 	[ -n "$nobody_svc" ] && pids+=("$nobody_svc")
-	same "... running as that user" "$(stat -c %u "/proc/$nobody_svc" 2>/dev/null)" 65534
+	same "... running as that user" "$(awk '/^Uid:/ { print $2 }' "/proc/$nobody_svc/status" 2>/dev/null)" 65534
+	run nobody dd if="/proc/$nobody_svc/mem" of=/dev/null bs=1 count=1 status=none
+	has "... whose memory that user's other programs cannot open (not dumpable)" "$err" \
+		"*/proc/$nobody_svc/mem*Permission denied*"
+	same "... and which writes no core file" \
+		"$(awk '/^Max core file size/ { print $5 "/" $6 }' "/proc/$nobody_svc/limits" 2>/dev/null)" 0/0
 	chmod 755 "$other" "$other/run" "$other/run/p11glue" 2>/dev/null
 	chmod 666 "$other/run/p11glue/pkcs11" 2>/dev/null
 	run client env P11GLUE_SERVER_ADDRESS="unix:path=$other/run/p11glue/pkcs11" \
@@ -505,6 +512,6 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
 	stop_pid "$nobody_svc"
 	stop_pid "$svc"
 else
-	skip "two users" "needs root and setpriv"
+	skip "two users" "$other_user_why"
 fi
 finish

@@ -40,6 +40,48 @@ expect() {
 	fi
 }
 
+# other_user: true when this test can run programs as another user
+# (nobody, 65534, through setpriv): as root, with a setpriv that can change
+# user, and a temporary directory that user reaches ($tmp is made
+# passable; its parents must be). Else false, with the reason in
+# $other_user_why for the test's skip.
+other_user() {
+	other_user_why=
+	if [ "$(id -u)" != 0 ]; then
+		other_user_why="needs root"
+	elif ! command -v setpriv >/dev/null ||
+		! setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+		other_user_why="setpriv cannot change user here"
+	else
+		chmod o+x "$tmp"
+		setpriv --reuid=65534 --regid=65534 --clear-groups test -x "$tmp" ||
+			other_user_why="user 65534 cannot reach the temporary directory $tmp (set TMPDIR)"
+	fi
+	[ -z "$other_user_why" ]
+}
+
+# staged PATH: where another user finds PATH, a program or module of the
+# build (BUILD/src/PART/FILE): the same file in a copy of the build's
+# programs and modules under $tmp/build (made on first use, readable by
+# every user, $tmp made passable), so that a test runs another user's
+# programs from any checkout location (a clone under /root is 0700) without
+# loosening a home's permissions. The copy keeps the build's layout: the
+# CLI finds the modules beside it there as it does in the build.
+staged() {
+	local real src
+	real=$(realpath "$1")
+	src=$(dirname "$(dirname "$real")")
+	if [ ! -d "$tmp/build/src" ]; then
+		mkdir -p "$tmp/build/src"
+		(cd "$src" && find . -path '*.p' -prune -o \( -type f -o -type l \) \
+			\( -name '*.so' -o -name '*.so.*' -o -perm -u+x \) -print0 |
+			xargs -0 cp -P --parents -t "$tmp/build/src")
+		chmod -R a+rX "$tmp/build"
+		chmod o+x "$tmp"
+	fi
+	echo "$tmp/build/src/${real#"$src"/}"
+}
+
 finish() {
 	echo "1..$n"
 	[ "$failed" -eq 0 ]

@@ -119,6 +119,7 @@ rm -rf "$dir"
 # there setup refuses rather than write files nothing reads, and the
 # user part runs as nobody with a home of its own.
 as_user=(env)
+user_cli=$p11glue user_store=$store_module user_trust=$trust_module
 if [ "$(id -u)" = 0 ]; then
 	run env -u P11GLUE_CONFIG "$p11glue" setup --direct --modules
 	status "as root, setup --modules without P11GLUE_CONFIG is refused" 1
@@ -127,10 +128,12 @@ if [ "$(id -u)" = 0 ]; then
 	run env -u P11GLUE_CONFIG "$p11glue" status --modules
 	has "... status: not configured, the user files ignored" "$out" \
 		"modules: not configured*user files: programs run by this user (root) ignore ~/.config/pkcs11*"
-	if command -v setpriv >/dev/null && setpriv --reuid=65534 --regid=65534 --clear-groups true 2>/dev/null; then
+	if other_user; then
 		mkdir -p "$tmp/nobody"
 		chown 65534:65534 "$tmp/nobody"
-		chmod 755 "$tmp"
+		# That user runs a copy of the build it can reach.
+		user_cli=$(staged "$p11glue")
+		user_store=$(staged "$store_module") user_trust=$(staged "$trust_module")
 		as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$tmp/nobody")
 		HOME=$tmp/nobody
 	else
@@ -138,17 +141,17 @@ if [ "$(id -u)" = 0 ]; then
 	fi
 fi
 if [ ${#as_user[@]} -gt 0 ]; then
-	run "${as_user[@]}" env -u P11GLUE_CONFIG "$p11glue" setup --direct --modules
+	run "${as_user[@]}" env -u P11GLUE_CONFIG "$user_cli" setup --direct --modules
 	status "setup --modules without P11GLUE_CONFIG" 0
 	has "... writes ~/.config/pkcs11/modules" "$out" "modules: created $HOME/.config/pkcs11/modules/p11glue-store.module*"
 	same "... the directory is private" "$(stat -c %a "$HOME/.config/pkcs11/modules")" 700
-	run "${as_user[@]}" env -u P11GLUE_CONFIG "$p11glue" status --modules
+	run "${as_user[@]}" env -u P11GLUE_CONFIG "$user_cli" status --modules
 	has "... status lists the registry as that user's programs read it" "$out" \
-		"modules: configured*registered: p11glue-store: $store_module*registered: p11glue-trust: $trust_module*"
-	run "${as_user[@]}" env -u P11GLUE_CONFIG "$p11glue" setup --direct --modules --undo
+		"modules: configured*registered: p11glue-store: $user_store*registered: p11glue-trust: $user_trust*"
+	run "${as_user[@]}" env -u P11GLUE_CONFIG "$user_cli" setup --direct --modules --undo
 	same "... and undo removes them" "$(snapshot "$HOME/.config/pkcs11")" ""
 else
-	skip "setup --modules as a user who is not root" "setpriv cannot change user here"
+	skip "setup --modules as a user who is not root" "$other_user_why"
 fi
 HOME=$tmp/home
 
