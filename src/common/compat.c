@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/resource.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -243,4 +244,16 @@ pg_die_with_parent(void)
 #ifdef __linux__
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 #endif
+}
+
+bool
+pg_no_core_dumps(void)
+{
+	struct rlimit none = { 0, 0 };
+	bool ok = setrlimit(RLIMIT_CORE, &none) == 0;
+
+#ifdef __linux__
+	ok = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 && ok;
+#endif
+	return ok;
 }

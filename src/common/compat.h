@@ -44,4 +44,15 @@ void pg_at_fork_child(void (*func)(void));
  * elsewhere a no-op). For workers that must not outlive their server. */
 void pg_die_with_parent(void);
 
+/*
+ * Keeps what this process holds (unwrapped keys, PINs) out of core files
+ * and away from the user's other processes, as ssh-agent and gpg-agent
+ * do: RLIMIT_CORE 0 (soft and hard, so no child raises it again) and,
+ * on Linux, not dumpable (PR_SET_DUMPABLE 0), which also refuses ptrace
+ * and /proc/PID/mem to processes without CAP_SYS_PTRACE. Both are kept
+ * across fork; exec resets the dumpable flag, not the limit. False when
+ * either could not be set.
+ */
+bool pg_no_core_dumps(void);
+
 #endif /* PG_COMPAT_H */

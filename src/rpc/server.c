@@ -197,19 +197,31 @@ start_thread(rs_worker *w)
 	pthread_attr_destroy(&attr);
 }
 
-/* Reads one request (the read role held); false when the worker ends. */
+/* Reads one request (the read role held) and admits it as a call in
+ * progress; false when the worker ends (ended here, or already ending). */
 static bool
 read_request(rs_worker *w, pg_rpc_frame *f, bool *lone)
 {
 	int rc = pg_rpc_stream_read(&w->stream, f);
+	bool admitted;
 
 	(void)atomic_load_explicit(&w->answered, memory_order_acquire);
 	*lone = rc == 1 && w->version >= 2 && (f->code & PG_RPC_LONE) != 0;
 	if (*lone)
 		f->code &= ~PG_RPC_LONE;
+	/* A call is admitted under the lock that finish() decides under:
+	 * once the worker is finishing, what this thread read is dropped
+	 * and the module is not called again. */
 	pthread_mutex_lock(&w->lock);
-	w->busy++;
+	admitted = !w->finishing;
+	if (admitted)
+		w->busy++;
 	pthread_mutex_unlock(&w->lock);
+	if (!admitted) {
+		if (rc == 1)
+			pg_rpc_frame_clear(f);
+		return false;
+	}
 	if (rc == 1)
 		return true;
 	if (rc == -2)
@@ -396,11 +408,15 @@ handshake(rs_worker *w, uint32_t *version)
  * A worker process
  */
 
-/* Ends the worker: waits a while for calls in progress (the calling
- * thread's own counts as one), finalizes the module, exits. */
+/* Ends the worker: from the moment finishing is set (under the lock that
+ * admits calls, see read_request) no call starts; it waits a while for
+ * those in progress (the calling thread's own counts as one), finalizes
+ * the module once none runs, and exits. A call still stuck in the module
+ * after the wait means exiting without C_Finalize. */
 static void
 finish(rs_worker *w, int status)
 {
+	struct timespec start, now;
 	bool idle = false, first;
 
 	pthread_mutex_lock(&w->lock);
@@ -415,12 +431,16 @@ finish(rs_worker *w, int status)
 		for (;;)
 			pause();
 	}
-	for (int i = 0; i < FINISH_WAIT_MS / 10 && !idle; i++) {
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
 		pthread_mutex_lock(&w->lock);
 		idle = w->busy <= 1;
 		pthread_mutex_unlock(&w->lock);
-		if (!idle)
-			nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (idle || (now.tv_sec - start.tv_sec) * 1000 +
+		            (now.tv_nsec - start.tv_nsec) / 1000000 >= FINISH_WAIT_MS)
+			break;
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
 	}
 	/* C_Finalize closes what the peer left open (its sessions, its
 	 * login); with a call still stuck in the module, exiting does. */
@@ -464,7 +484,9 @@ pg_rpc_serve(int in_fd, int out_fd, const pg_rpc_serve_options *opts)
 		start_standby(w);
 	w->busy = 0;
 	serve_thread(w);
-	finish(w, 0);
+	/* Here only when another thread is finishing: it exits. */
+	for (;;)
+		pause();
 }
 
 /* ---------------------------------------------------------------------------

@@ -336,6 +336,7 @@ pg_service_run(const pg_service_options *opts)
 	svc_run r = { -1, -1, NULL, { 0 } };
 	char *path = NULL;
 	pg_module *module;
+	bool stuck = false;
 	int status;
 	CK_RV rv;
 
@@ -369,8 +370,12 @@ pg_service_run(const pg_service_options *opts)
 	}
 	pg_svc_init(module, opts);
 	serve(&r);
-	/* With a call still stuck in the module, exiting ends it. */
-	if (stop_clients())
+	/* No client's call runs once they are all gone: then C_Finalize.
+	 * With a call still stuck in the module, the process ends without
+	 * it, and without running anything at exit that could reach the
+	 * module under that call. */
+	stuck = !stop_clients();
+	if (!stuck)
 		pg_module_finalize(module);
 out:
 	close(r.listen_fd);
@@ -379,5 +384,11 @@ out:
 	if (r.watch_fd >= 0)
 		close(r.watch_fd);
 	free(path);
+	if (stuck) {
+		if (pg_svc.verbose)
+			pg_message("service: a call did not return in %d s; exiting without C_Finalize",
+			           STOP_WAIT_MS / 1000);
+		_exit(status);
+	}
 	return status;
 }

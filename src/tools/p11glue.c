@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include "tool.h"
+#include "compat.h"
 
 #include <p11glue/p11glue.h>
 
@@ -39,6 +40,10 @@ main(int argc, char **argv)
 	};
 	int opt;
 
+	/* Every command may hold a PIN, a passphrase or unwrapped keys (the
+	 * service and the servers for as long as they run): no core file,
+	 * no reading of its memory by the user's other processes. */
+	pg_no_core_dumps();
 	/* Installed as `trust`: p11-kit's command line. */
 	{
 		const char *base = strrchr(argv[0], '/');
